@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Record receiver throughput, printed next to a plain memcpy of the same
+//! octets in the same run. Not a test: it prints numbers.
+//!
+//! `cargo bench -p rpcrdma-cm-proto --bench record_receiver`
+
+use rpcrdma_cm_proto::record_marking::{Assembler, Fragments, Limits, RecordReceiver, RecordSink};
+use std::hint::black_box;
+use std::time::Instant;
+
+/// Counts octets and records; keeps nothing.
+struct Discard {
+    octets: u64,
+    records: u64,
+}
+
+impl RecordSink for Discard {
+    fn data(&mut self, d: &[u8]) {
+        self.octets += black_box(d).len() as u64;
+    }
+    fn end_of_record(&mut self, _len: u64) {
+        self.records += 1;
+    }
+}
+
+/// A stream of `count` records of `len` octets, each in fragments of `frag`.
+fn stream(count: usize, len: usize, frag: u32) -> Vec<u8> {
+    let msg: Vec<u8> = (0..len).map(|i| i as u8).collect();
+    let mut out = Vec::new();
+    for _ in 0..count {
+        for (m, body) in Fragments::new(&msg, frag) {
+            out.extend_from_slice(&m.to_bytes());
+            out.extend_from_slice(body);
+        }
+    }
+    out
+}
+
+fn mib_per_s(bytes: usize, secs: f64) -> f64 {
+    bytes as f64 / secs / (1024.0 * 1024.0)
+}
+
+/// Time `f` over `iters` passes of `bytes` octets; print MiB/s.
+fn report(name: &str, bytes: usize, iters: u32, mut f: impl FnMut()) -> f64 {
+    f(); // warm up
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let rate = mib_per_s(bytes * iters as usize, secs);
+    println!("{name:<48} {rate:>10.1} MiB/s  ({:.2} ns/octet)", secs * 1e9 / (bytes * iters as usize) as f64);
+    rate
+}
+
+fn main() {
+    let limits = Limits {
+        max_record_bytes: 1 << 20,
+        max_fragments: 1024,
+        max_buffered: 1 << 20,
+        max_record_time: Some(u64::MAX),
+    };
+
+    // 64 KiB records, one fragment each, delivered in 64 KiB reads.
+    let big = stream(256, 64 * 1024, 64 * 1024);
+    let mut dst = vec![0u8; big.len()];
+    let memcpy = report("memcpy of the same octets (64 KiB records)", big.len(), 20, || {
+        dst.copy_from_slice(black_box(&big));
+        black_box(&dst);
+    });
+    let zc = report("receiver, zero-copy sink, 64 KiB reads", big.len(), 20, || {
+        let mut rx = RecordReceiver::new(limits);
+        let mut sink = Discard { octets: 0, records: 0 };
+        for chunk in big.chunks(64 * 1024) {
+            rx.feed(chunk, 0, &mut sink).unwrap();
+        }
+        assert_eq!(sink.records, 256);
+    });
+    let mut asm_buf = vec![0u8; 64 * 1024];
+    let asm = report("receiver, assembling into caller buffer", big.len(), 20, || {
+        let mut rx = RecordReceiver::new(limits);
+        let mut n = 0u32;
+        let mut sink = Assembler::new(&mut asm_buf, |r: &[u8]| {
+            black_box(r);
+            n += 1;
+        });
+        for chunk in big.chunks(64 * 1024) {
+            rx.feed(chunk, 0, &mut sink).unwrap();
+        }
+        drop(sink);
+        assert_eq!(n, 256);
+    });
+
+    // Same 64 KiB records cut into 8 KiB fragments.
+    let fragged = stream(256, 64 * 1024, 8 * 1024);
+    let frag = report("receiver, zero-copy sink, 8 KiB fragments", fragged.len(), 20, || {
+        let mut rx = RecordReceiver::new(limits);
+        let mut sink = Discard { octets: 0, records: 0 };
+        for chunk in fragged.chunks(64 * 1024) {
+            rx.feed(chunk, 0, &mut sink).unwrap();
+        }
+        assert_eq!(sink.records, 256);
+    });
+
+    // Worst case: one octet per feed call.
+    let small = stream(64, 1024, 1024);
+    let mut dst1 = vec![0u8; small.len()];
+    let memcpy1 = report("memcpy, 1-octet copies", small.len(), 5, || {
+        for (d, s) in dst1.iter_mut().zip(black_box(&small).iter()) {
+            *d = black_box(*s);
+        }
+        black_box(&dst1);
+    });
+    let one = report("receiver, 1-octet input slices", small.len(), 5, || {
+        let mut rx = RecordReceiver::new(limits);
+        let mut sink = Discard { octets: 0, records: 0 };
+        for b in small.chunks(1) {
+            rx.feed(black_box(b), 0, &mut sink).unwrap();
+        }
+        assert_eq!(sink.records, 64);
+    });
+
+    println!();
+    println!("receiver/memcpy, 64 KiB reads:     {:.2}", zc / memcpy);
+    println!("assembling/memcpy, 64 KiB reads:   {:.2}", asm / memcpy);
+    println!("receiver/memcpy, 8 KiB fragments:  {:.2}", frag / memcpy);
+    println!("receiver/memcpy, 1-octet slices:   {:.2}", one / memcpy1);
+}

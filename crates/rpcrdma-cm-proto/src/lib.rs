@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host build of the rpcrdma_cm protocol core.
+//!
+//! The core lives in `rust/proto/` and is compiled, unchanged, into the
+//! kernel module `rpcrdma_cm.ko` and into this crate, where it is tested,
+//! fuzzed and benchmarked. It is `no_std`, allocation-free and has no
+//! `unsafe` (this crate forbids it).
+//!
+//! - [`cm_private`]: the RFC 8797 CM private data message and negotiation.
+//! - [`record_marking`]: ONC RPC record marking (RFC 5531 section 11).
+//! - [`stdio`] (feature `std`): reading records from a `std::io::Read`.
+
+#![no_std]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+#[path = "../../../rust/proto/cm_private.rs"]
+pub mod cm_private;
+
+#[path = "../../../rust/proto/record_marking.rs"]
+pub mod record_marking;
+
+#[cfg(feature = "std")]
+pub mod stdio;
