@@ -34,7 +34,8 @@ input_hash() {
 		echo "tarball $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)"
 		stat -c '%s %Y' "$LINUX_TARBALL" 2>/dev/null || echo "no tarball"
 		echo "variant $variant"
-		for f in "${fragments[@]}" "${patches[@]}" "$0" "$RPCRDMA_CM_TOP/scripts/lib.sh"; do
+		echo "make $(kernel_make_args)"
+		for f in "${fragments[@]}" "${patches[@]}" "$0"; do
 			echo "== $(basename "$f")"
 			cat "$f"
 		done

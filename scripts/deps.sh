@@ -25,6 +25,8 @@ apt_pinned=(
 	"rustc-web=$RUST_WEB_VERSION"
 	"rust-web-src=$RUST_WEB_VERSION"
 	"libstd-rust-web-dev=$RUST_WEB_VERSION"
+	"rust-web-clippy=$RUST_WEB_VERSION"
+	"rustfmt-web=$RUST_WEB_VERSION"
 )
 apt_plain=(
 	clang-19 lld-19 llvm-19 libclang-19-dev
@@ -57,7 +59,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	$SUDO apt-get update -qq
-	$SUDO apt-get install -y -qq --allow-downgrades -o Dpkg::Use-Pty=0 "${need[@]}" >/dev/null ||
+	$SUDO apt-get install -y -qq --no-install-recommends --allow-downgrades -o Dpkg::Use-Pty=0 "${need[@]}" >/dev/null ||
 		die "apt-get install failed; check that bookworm (and bookworm-security) are in your sources and retry"
 fi
 

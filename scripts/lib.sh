@@ -19,3 +19,11 @@ rpcrdma_cm_die() {
 	echo "$(basename "$0"): $*" >&2
 	exit 1
 }
+
+# vng runs virtme-run from its own venv; append (not prepend) that venv so
+# that the guests' python3 stays the system one (pyverbs lives there).
+case ":$PATH:" in
+*":$RPCRDMA_CM_TOOLS/virtme-ng/bin:"*) ;;
+*) PATH=$PATH:$RPCRDMA_CM_TOOLS/virtme-ng/bin ;;
+esac
+export PATH

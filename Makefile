@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rpcrdma_cm: RFC 8797 CM private data negotiation for NFS over RDMA.
+# 'make help' lists the targets. Kbuild (the module's objects) is in ./Kbuild.
+
+SHELL := /bin/bash
+KCONFIG ?= default
+SCRIPTS := $(CURDIR)/scripts
+KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
+KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
+
+.PHONY: all help deps kernel module modules clean check test-host lint \
+	selftests two-guest run bench fuzz
+
+all: module
+
+help:
+	@echo 'rpcrdma_cm targets:'
+	@echo '  make deps         install the pinned toolchain, QEMU, rdma-core, nfs tools (root)'
+	@echo '  make kernel       build the test kernel (cached; KCONFIG=debug adds KASAN, kmemleak, lockdep)'
+	@echo '  make              build rpcrdma_cm.ko against it (KDIR=... for another tree)'
+	@echo '  make test-host    cargo tests of the protocol core and tools'
+	@echo '  make lint         rustfmt, clippy (host and CLIPPY=1 module build), checkpatch of patches/'
+	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA)'
+	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
+	@echo '  make check        all of the above; ends with "N passed, N failed"'
+	@echo '  make run          demo: boot a guest, load the module, mount NFS over RDMA, show negotiation'
+	@echo '  make bench        record receiver benchmark (prints numbers)'
+	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
+	@echo '  make clean        remove module build outputs and cargo target/'
+
+deps:
+	$(SCRIPTS)/deps.sh
+
+kernel:
+	$(SCRIPTS)/build-kernel.sh $(KCONFIG)
+
+module modules:
+	@test -f $(KDIR)/vmlinux || { echo "no kernel at $(KDIR): run 'make kernel'" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) modules
+
+test-host:
+	cargo test --workspace --release
+
+lint:
+	$(SCRIPTS)/lint.sh
+
+selftests: module
+	$(SCRIPTS)/selftests.sh
+
+two-guest: module
+	$(SCRIPTS)/two-guest.sh
+
+check:
+	$(SCRIPTS)/check.sh
+
+run: module
+	$(SCRIPTS)/run-demo.sh
+
+bench:
+	cargo bench -p rpcrdma-cm-proto --bench record_receiver
+
+fuzz:
+	$(SCRIPTS)/fuzz.sh
+
+clean:
+	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean
+	cargo clean

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the test kernel in a virtme-ng guest (the host's userspace, read-only
+# root with writable overlays) and run one command in it.
+#
+#   scripts/guest.sh [options] -- COMMAND...
+#     --kdir DIR        kernel tree (default: the cached test kernel)
+#     --name NAME       guest hostname (default rpcrdma-cm)
+#     --timeout SEC     hard limit for the whole guest (default 900)
+#     --net user        QEMU user networking with DHCP (default)
+#     --net listen:PORT | --net connect:PORT
+#                       a virtio NIC on a QEMU socket link over the host's
+#                       loopback, for two-guest tests (no DHCP)
+#     --mac MAC         MAC address of the socket-link NIC
+#     --rwdir DIR       a host directory the guest may write
+#     --cpus N --memory M
+#
+# The guest always goes away: on timeout, error, Ctrl-C or when the command
+# ends, every process of its process group (vng and QEMU) is killed.
+# KVM: RPCRDMA_CM_KVM=1 forces it, 0 forbids it, auto (default) uses it
+# only after a probe boot with KVM succeeded once on this machine.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir= name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56 cpus=2 memory=2G
+rwdirs=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kdir) kdir=$2; shift 2 ;;
+	--name) name=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--net) net=$2; shift 2 ;;
+	--mac) mac=$2; shift 2 ;;
+	--rwdir) rwdirs+=("--rwdir=$2"); shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--) shift; break ;;
+	*) rpcrdma_cm_die "unknown option $1" ;;
+	esac
+done
+[ $# -gt 0 ] || rpcrdma_cm_die "no command given"
+[ -n "$kdir" ] || kdir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
+[ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no kernel in $kdir: run 'make kernel'"
+[ -x "$VNG" ] || rpcrdma_cm_die "virtme-ng missing: run 'make deps'"
+
+net_args=()
+case "$net" in
+user) net_args=(--network user) ;;
+listen:*|connect:*)
+	net_args=(--qemu-opts="-netdev socket,id=link0,${net%%:*}=127.0.0.1:${net#*:} -device virtio-net-pci,netdev=link0,mac=$mac") ;;
+*) rpcrdma_cm_die "unknown --net $net" ;;
+esac
+
+# Whether KVM works here. The answer is cached per machine and kernel.
+kvm_usable() {
+	case "${RPCRDMA_CM_KVM:-auto}" in
+	1|on|yes) return 0 ;;
+	0|off|no) return 1 ;;
+	esac
+	[ -w /dev/kvm ] || return 1
+	local stamp
+	stamp="$RPCRDMA_CM_CACHE/kvm-probe-$(hostname)-$(sha256sum "$kdir/arch/x86/boot/bzImage" | cut -c1-12)"
+	if [ ! -f "$stamp" ]; then
+		mkdir -p "$RPCRDMA_CM_CACHE"
+		if (cd "$kdir" && timeout -k 5 60 setsid "$VNG" --run . --exec true </dev/null >/dev/null 2>&1); then
+			echo yes >"$stamp"
+		else
+			echo no >"$stamp"
+			echo "guest: KVM probe failed here; using TCG (RPCRDMA_CM_KVM=1 forces KVM)" >&2
+		fi
+	fi
+	[ "$(cat "$stamp")" = yes ]
+}
+accel_args=()
+kvm_usable || accel_args=(--disable-kvm)
+
+cmd=$(printf '%q ' "$@")
+# Run vng in a process group of its own so that QEMU dies with it.
+cd "$kdir"
+setsid "$VNG" --run . "${accel_args[@]}" --name "$name" --cpus "$cpus" --memory "$memory" \
+	"${net_args[@]}" "${rwdirs[@]}" --cwd "$RPCRDMA_CM_TOP" \
+	--exec "$cmd" </dev/null &
+pgid=$!
+cleanup() {
+	kill -TERM -- "-$pgid" 2>/dev/null || true
+	sleep 0.5
+	kill -KILL -- "-$pgid" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+setsid bash -c "sleep $timeout; echo 'guest: $name timed out after ${timeout}s' >&2; kill -KILL -- -$pgid" &
+watchdog=$!
+rc=0
+wait "$pgid" || rc=$?
+kill -- "-$watchdog" 2>/dev/null || true
+wait "$watchdog" 2>/dev/null || true
+exit "$rc"

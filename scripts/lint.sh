@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Style checks. Each check prints "ok - NAME" or "not ok - NAME"; the exit
+# status is the number of failed checks.
+#   rustfmt     host crates (cargo fmt) and the module's Rust files, with the
+#               kernel's rustfmt settings (.rustfmt.toml)
+#   clippy      host crates, warnings are errors
+#   clippy-kmod the module built with CLIPPY=1 (the kernel's lint set) against
+#               the test kernel; any warning fails
+#   checkpatch  scripts/checkpatch.pl --strict on every patch in patches/
+#   unsafe      the protocol core (rust/proto) contains no 'unsafe'
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$RPCRDMA_CM_TOP"
+
+failed=0
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "ok - $name"
+	else
+		echo "not ok - $name"
+		echo "$out" | tail -n 40 | sed 's/^/#   /'
+		failed=$((failed + 1))
+	fi
+}
+
+kdir=${KDIR:-$(scripts/build-kernel.sh --print-dir)}
+
+check rustfmt-host cargo fmt --all -- --check
+check rustfmt-kmod rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs
+check clippy-host cargo clippy --workspace --all-targets --release -- -D warnings
+
+kmod_clippy() {
+	local out
+	# shellcheck disable=SC2046
+	out=$(make -s -C "$kdir" M="$RPCRDMA_CM_TOP" $(kernel_make_args) \
+		CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver W=1 modules 2>&1) || { echo "$out"; return 1; }
+	if echo "$out" | grep -E "warning|error"; then
+		return 1
+	fi
+	# Leave a normal build behind.
+	make -s -C "$kdir" M="$RPCRDMA_CM_TOP" $(kernel_make_args) modules >/dev/null
+}
+if [ -f "$kdir/vmlinux" ]; then
+	# Force the Rust object to be rebuilt under clippy.
+	rm -f rust/rpcrdma_cm_main.o
+	check clippy-kmod kmod_clippy
+else
+	echo "ok - clippy-kmod # SKIP no kernel at $kdir"
+fi
+
+no_unsafe() {
+	! grep -Rn unsafe rust/proto
+}
+check unsafe-free-core no_unsafe
+
+shopt -s nullglob
+patches=(patches/*.patch)
+if [ ${#patches[@]} -eq 0 ]; then
+	echo "ok - checkpatch # SKIP no patches"
+elif [ -x "$kdir/scripts/checkpatch.pl" ]; then
+	for p in "${patches[@]}"; do
+		check "checkpatch $(basename "$p")" "$kdir/scripts/checkpatch.pl" --strict --no-tree -q "$p"
+	done
+else
+	echo "ok - checkpatch # SKIP no kernel tree"
+fi
+exit "$failed"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the single-guest kselftests (selftests/rpcrdma_cm TEST_PROGS, or the
+# ones named as arguments) in one guest. Prints the runner's KTAP; the exit
+# status is non-zero if the guest failed or any test did not pass.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+ko=$RPCRDMA_CM_TOP/rpcrdma_cm.ko
+[ -f "$ko" ] || rpcrdma_cm_die "$ko missing: run 'make'"
+log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
+"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-1500}" -- \
+	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" \
+	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+# The runner prints one 'ok'/'not ok' line per test program.
+total=$(grep -cE '^(not )?ok [0-9]+ selftests:' "$log")
+bad=$(grep -cE '^not ok [0-9]+ selftests:' "$log")
+if [ "$rc" -ne 0 ] || [ "$total" -eq 0 ] || [ "$bad" -ne 0 ]; then
+	echo "selftests: guest exit $rc, $total programs ran, $bad failed" >&2
+	exit 1
+fi

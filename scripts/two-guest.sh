@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Two-guest test: a server guest and a client guest, each with its own
+# kernel and rxe device, on one virtual link (a QEMU socket over the host's
+# loopback). rxe loops traffic to its own MAC back internally, so only two
+# guests put NFS/RDMA on a wire that tcpdump can see.
+#
+# The client mounts the server over RDMA; the server captures UDP 4791; the
+# host decodes the capture with tshark. Prints KTAP; exit 0 only if all pass.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+KSFT_DIR=$kdir/tools/testing/selftests
+# shellcheck source=/dev/null
+. "$KSFT_DIR/kselftest/ktap_helpers.sh"
+T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
+GUEST=$RPCRDMA_CM_TOP/scripts/guest.sh
+TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
+
+W=$(mktemp -d /tmp/rpcrdma-cm-2g.XXXXXX)
+chmod 777 "$W"
+server_pid= client_pid=
+cleanup() {
+	[ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+	wait 2>/dev/null
+	[ -n "${KEEP_TWO_GUEST_DIR:-}" ] || rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+genv="KSFT_DIR=$KSFT_DIR"
+
+ktap_print_header
+ktap_set_plan 7
+
+"$GUEST" --kdir "$kdir" --name rpcrdma-server --timeout "$TIMEOUT" --cpus 1 --memory 1G \
+	--net "listen:$port" --mac 52:54:00:00:02:01 --rwdir "$W" -- \
+	env "$genv" "$T/two_guest_server.sh" "$W" >"$W/server.console" 2>&1 &
+server_pid=$!
+# The client's QEMU must find the listening socket.
+for _ in $(seq 1 100); do
+	ss -ltn "sport = :$port" | grep -q LISTEN && break
+	sleep 0.2
+done
+"$GUEST" --kdir "$kdir" --name rpcrdma-client --timeout "$TIMEOUT" --cpus 1 --memory 1G \
+	--net "connect:$port" --mac 52:54:00:00:02:02 --rwdir "$W" -- \
+	env "$genv" "$T/two_guest_client.sh" "$W" >"$W/client.console" 2>&1 &
+client_pid=$!
+wait "$client_pid"; client_pid=
+wait "$server_pid"; server_pid=
+
+show() { [ -s "$1" ] && sed 's/^/# /' "$1" | tail -n "${2:-20}"; }
+for f in server-error client-error; do
+	[ -s "$W/$f" ] && ktap_print_msg "$f: $(cat "$W/$f")"
+done
+
+ktap_test_result "server guest: rxe and nfsd up" test -e "$W/server-ready"
+ktap_test_result "client mounted the server over RDMA (proto=rdma)" \
+	grep -q "proto=rdma" "$W/client-mount-options"
+ktap_test_result "256 KiB file round-trips byte-exact" grep -qx ok "$W/client-data"
+
+pcap=$W/server.pcap
+roce_packets() {
+	local n
+	n=$(tshark -r "$pcap" -Y "udp.dstport == 4791" 2>/dev/null | wc -l)
+	ktap_print_msg "RoCEv2 packets captured: $n"
+	[ "$n" -gt 0 ]
+}
+ktap_test_result "capture holds RoCEv2 (UDP 4791) packets" roce_packets
+
+# IB CM ConnectRequest (attribute 0x0010) and ConnectReply (0x0013) of the
+# NFS connection (service id port 20049 = 0x4e51).
+cm_field() {
+	tshark -r "$pcap" -Y "$1" -T fields -e "$2" 2>/dev/null | head -1 | tr -d ':'
+}
+req=$(cm_field "infiniband.mad.attributeid == 0x0010" infiniband.cm.req.ip_cm.private)
+rep=$(cm_field "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
+ktap_print_msg "ConnectRequest private data: ${req:0:16} (${#req} hex digits)"
+ktap_print_msg "ConnectReply private data:   ${rep:0:16} (${#rep} hex digits)"
+ktap_test_result "ConnectRequest private data begins f6ab0e18 (RFC 8797)" \
+	test "${req:0:8}" = f6ab0e18
+ktap_test_result "ConnectReply private data begins f6ab0e18 (RFC 8797)" \
+	test "${rep:0:8}" = f6ab0e18
+service=$(tshark -r "$pcap" -Y "infiniband.mad.attributeid == 0x0010" -T fields \
+	-e infiniband.cm.req.serviceid 2>/dev/null | head -1)
+ktap_print_msg "ConnectRequest service id: $service"
+ktap_test_result "ConnectRequest is for port 20049" sh -c "echo '$service' | grep -qi '4e51$'"
+
+if [ "$KTAP_CNT_FAIL" -gt 0 ]; then
+	ktap_print_msg "server console:"; show "$W/server.console" 30
+	ktap_print_msg "client console:"; show "$W/client.console" 30
+fi
+ktap_finished

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the rpcrdma_cm selftests. They run inside a virtme-ng guest
+# that shares the host's userspace; source this file, then the kselftest
+# KTAP helpers are available too.
+#
+# Environment (set by scripts/guest.sh):
+#   KSFT_DIR       the kernel tree's tools/testing/selftests
+#   RPCRDMA_CM_KO  path of rpcrdma_cm.ko
+
+: "${KSFT_DIR:?KSFT_DIR must point at tools/testing/selftests of the kernel tree}"
+# shellcheck source=/dev/null
+. "$KSFT_DIR/kselftest/ktap_helpers.sh"
+
+NFS_EXPORT=/srv/rpcrdma_cm
+NFS_PORT=20049
+MNT=/mnt/rpcrdma_cm
+
+# The guest's first NIC with an IPv4 address (DHCP may still be running).
+guest_nic() {
+	local i nic
+	for i in $(seq 1 60); do
+		nic=$(ip -o -4 addr show scope global 2>/dev/null | awk '{print $2; exit}')
+		if [ -n "$nic" ]; then
+			echo "$nic"
+			return 0
+		fi
+		sleep 0.5
+	done
+	return 1
+}
+
+guest_ip() {
+	ip -o -4 addr show dev "$1" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
+}
+
+# Bring up a soft-RoCE device on the NIC and wait until it is ACTIVE.
+setup_rxe() {
+	local nic=$1 i
+	modprobe rdma_rxe 2>/dev/null || true
+	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
+		rdma link add rxe0 type rxe netdev "$nic" || return 1
+	fi
+	for i in $(seq 1 40); do
+		rdma link show rxe0/1 2>/dev/null | grep -q "state ACTIVE" && return 0
+		sleep 0.25
+	done
+	return 1
+}
+
+# Start nfsd with an RDMA listener and a tmpfs export (NFSv3 and NFSv4).
+# Grace and lease are short so that tests do not wait 90 s.
+start_nfsd() {
+	modprobe rpcrdma 2>/dev/null || true
+	mountpoint -q /var/lib/nfs || mount -t tmpfs tmpfs /var/lib/nfs
+	mkdir -p /var/lib/nfs/v4recovery /var/lib/nfs/rpc_pipefs
+	touch /var/lib/nfs/etab /var/lib/nfs/rmtab
+	mkdir -p "$NFS_EXPORT"
+	mountpoint -q "$NFS_EXPORT" || mount -t tmpfs -o size=256m tmpfs "$NFS_EXPORT"
+	echo "$NFS_EXPORT *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" >/etc/exports
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
+	if ! grep -q rdma /proc/fs/nfsd/portlist 2>/dev/null; then
+		echo 10 >/proc/fs/nfsd/nfsv4leasetime
+		echo 10 >/proc/fs/nfsd/nfsv4gracetime
+		pgrep -x rpcbind >/dev/null || rpcbind -w </dev/null >/dev/null 2>&1
+		exportfs -ra || return 1
+		pgrep -x rpc.mountd >/dev/null || rpc.mountd </dev/null >/dev/null 2>&1
+		rpc.nfsd 4 || return 1
+		echo "rdma $NFS_PORT" >/proc/fs/nfsd/portlist || return 1
+	fi
+	grep -q "rdma $NFS_PORT" /proc/fs/nfsd/portlist
+}
+
+# Stop what start_nfsd started (the guest is torn down anyway; this keeps
+# daemons from holding the console).
+stop_nfsd() {
+	rpc.nfsd 0 2>/dev/null || true
+	pkill -x rpc.mountd 2>/dev/null || true
+	pkill -x rpcbind 2>/dev/null || true
+}
+
+# mount_rdma SERVER_IP VERS [EXTRA_OPTIONS]: mount the export over RDMA on $MNT.
+mount_rdma() {
+	local ip=$1 vers=$2 extra=${3:-} src
+	mkdir -p "$MNT"
+	if [ "$vers" = 3 ]; then
+		src="$ip:$NFS_EXPORT"
+		extra="nolock${extra:+,$extra}"
+	else
+		src="$ip:/"
+	fi
+	mount -t nfs -o "vers=$vers,proto=rdma,port=$NFS_PORT${extra:+,$extra}" "$src" "$MNT"
+}
+
+umount_rdma() {
+	umount "$MNT" 2>/dev/null || umount -f -l "$MNT" 2>/dev/null || true
+}
+
+# The mount options of $MNT as /proc/mounts shows them.
+mount_options() {
+	awk -v m="$MNT" '$2 == m { print $4 }' /proc/mounts
+}
+
+# Wait up to $1 seconds for a file to exist.
+wait_for_file() {
+	local t=$(($1 * 4)) f=$2
+	while [ ! -e "$f" ] && [ "$t" -gt 0 ]; do
+		sleep 0.25
+		t=$((t - 1))
+	done
+	[ -e "$f" ]
+}
+
+skip_unless_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		ktap_skip_all "must run as root"
+		exit "$KSFT_SKIP"
+	fi
+}

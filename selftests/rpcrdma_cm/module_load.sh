@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rpcrdma_cm.ko loads and unloads; its parameters are visible under
+# /sys/module, writable, and refuse out-of-range sizes.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+P=/sys/module/rpcrdma_cm/parameters
+
+ktap_print_header
+ktap_set_plan 7
+
+if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
+	ktap_exit_fail_msg "RPCRDMA_CM_KO '${RPCRDMA_CM_KO:-}' not readable"
+fi
+rmmod rpcrdma_cm 2>/dev/null
+
+ktap_test_result "insmod rpcrdma_cm.ko" insmod "$RPCRDMA_CM_KO"
+
+params_present() {
+	local p
+	for p in requester_send_size requester_recv_size responder_send_size \
+		responder_recv_size remote_invalidation send_private_data; do
+		[ -r "$P/$p" ] || { ktap_print_msg "missing $P/$p"; return 1; }
+	done
+	[ "$(cat $P/requester_send_size)" = 0 ] && [ "$(cat $P/remote_invalidation)" = Y ]
+}
+ktap_test_result "parameters visible with stock defaults" params_present
+
+size_writable() {
+	echo 16384 >$P/requester_send_size && [ "$(cat $P/requester_send_size)" = 16384 ] &&
+		echo 0 >$P/requester_send_size && [ "$(cat $P/requester_send_size)" = 0 ]
+}
+ktap_test_result "size parameter writable at runtime" size_writable
+
+size_range_checked() {
+	local v
+	for v in 1 1023 262145 -1 abc; do
+		if echo "$v" >$P/responder_recv_size 2>/dev/null; then
+			ktap_print_msg "value $v was accepted"
+			return 1
+		fi
+	done
+	[ "$(cat $P/responder_recv_size)" = 0 ] && echo 262144 >$P/responder_recv_size &&
+		echo 1024 >$P/responder_recv_size
+}
+ktap_test_result "size parameter refuses values outside 1024..262144" size_range_checked
+
+bool_writable() {
+	echo N >$P/send_private_data && [ "$(cat $P/send_private_data)" = N ] &&
+		echo Y >$P/send_private_data && [ "$(cat $P/send_private_data)" = Y ]
+}
+ktap_test_result "boolean parameter writable at runtime" bool_writable
+
+ktap_test_result "rmmod rpcrdma_cm" rmmod rpcrdma_cm
+
+insmod_with_params() {
+	insmod "$RPCRDMA_CM_KO" requester_send_size=8192 send_private_data=N &&
+		[ "$(cat $P/requester_send_size)" = 8192 ] &&
+		[ "$(cat $P/send_private_data)" = N ] && rmmod rpcrdma_cm &&
+		! insmod "$RPCRDMA_CM_KO" requester_send_size=512 2>/dev/null &&
+		[ ! -d /sys/module/rpcrdma_cm ]
+}
+ktap_test_result "insmod with parameters; bad value refused at load" insmod_with_params
+
+ktap_finished

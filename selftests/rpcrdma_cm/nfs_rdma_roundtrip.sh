@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# NFSv3 and NFSv4.2 mounts over RDMA (rxe, one guest): the mount shows
+# proto=rdma, and files of sizes around the inline thresholds and large
+# ones round-trip byte-exact after the caches are dropped.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+SIZES="0 1 1023 1024 1025 4095 4096 4097 65535 65536 65537 1048576 16777216"
+VERSIONS="3 4.2"
+
+ktap_print_header
+for t in rdma mount.nfs rpc.nfsd exportfs sha256sum; do
+	if ! command -v $t >/dev/null; then
+		ktap_skip_all "$t missing (make deps installs it)"
+		exit "$KSFT_SKIP"
+	fi
+done
+# Per version: mount, proto=rdma, one test per size, unmount.
+ktap_set_plan $(( $(echo $VERSIONS | wc -w) * ($(echo $SIZES | wc -w) + 3) + 1))
+
+nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
+ip=$(guest_ip "$nic")
+ktap_test_result "nfsd listens on rdma $NFS_PORT" start_nfsd
+
+src=$(mktemp -d)
+for s in $SIZES; do
+	head -c "$s" /dev/urandom >"$src/f$s"
+done
+
+roundtrip() {
+	local s=$1 want got served
+	want=$(sha256sum <"$src/f$s")
+	cp "$src/f$s" "$MNT/f$s" || return 1
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	got=$(sha256sum <"$MNT/f$s")
+	served=$(sha256sum <"$NFS_EXPORT/f$s")
+	if [ "$got" != "$want" ] || [ "$served" != "$want" ]; then
+		ktap_print_msg "size $s: want $want, read back $got, server holds $served"
+		return 1
+	fi
+	rm -f "$MNT/f$s"
+}
+
+for v in $VERSIONS; do
+	umount_rdma
+	if ! mount_rdma "$ip" "$v"; then
+		ktap_test_fail "NFSv$v mount over RDMA"
+		for s in $SIZES x y; do ktap_test_skip "NFSv$v (not mounted) $s"; done
+		continue
+	fi
+	ktap_test_pass "NFSv$v mount over RDMA"
+	opts=$(mount_options)
+	ktap_print_msg "NFSv$v: $opts"
+	ktap_test_result "NFSv$v mount shows proto=rdma" sh -c "echo '$opts' | grep -q 'proto=rdma'"
+	for s in $SIZES; do
+		ktap_test_result "NFSv$v $s-byte file round-trips byte-exact" roundtrip "$s"
+	done
+	ktap_test_result "NFSv$v unmount" umount "$MNT"
+done
+
+rm -rf "$src"
+stop_nfsd
+ktap_finished

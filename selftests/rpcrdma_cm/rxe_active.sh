@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A soft-RoCE (rdma_rxe) device on the guest NIC comes up ACTIVE.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+ktap_print_header
+if ! command -v rdma >/dev/null; then
+	ktap_skip_all "iproute2 'rdma' tool missing"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 3
+
+nic=$(guest_nic)
+ktap_test_result "guest NIC has an IPv4 address (${nic:-none})" test -n "$nic"
+ktap_test_result "rxe0 on $nic is ACTIVE" setup_rxe "$nic"
+ktap_test_result "ibv_devices lists rxe0" sh -c 'ibv_devices 2>/dev/null | grep -qw rxe0'
+
+ktap_finished

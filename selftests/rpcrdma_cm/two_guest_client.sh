@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Client half of the two-guest test (scripts/two-guest.sh runs it in the
+# client guest). Usage: two_guest_client.sh SHARED_DIR
+#
+# Puts 192.0.2.2/24 on the link NIC, brings up rxe, waits for the server,
+# mounts it over RDMA (NFSv4.2), copies a file both ways and records the
+# outcome in SHARED_DIR.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+W=${1:?shared directory}
+
+finish() {
+	touch "$W/client-done"
+}
+trap finish EXIT
+
+nic=$(ip -o link show | awk -F': ' '$2 != "lo" { sub(/@.*/, "", $2); print $2; exit }')
+ip link set "$nic" up
+ip addr add 192.0.2.2/24 dev "$nic"
+setup_rxe "$nic" || { echo "rxe failed" >"$W/client-error"; exit 1; }
+wait_for_file 300 "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
+
+modprobe rpcrdma
+mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }
+mount_options >"$W/client-mount-options"
+head -c 262144 /dev/urandom >/tmp/payload
+cp /tmp/payload "$MNT/payload" && sync && echo 3 >/proc/sys/vm/drop_caches
+if cmp -s /tmp/payload "$MNT/payload"; then
+	echo ok >"$W/client-data"
+else
+	echo mismatch >"$W/client-data"
+fi
+grep -A1 "xprt:.*rdma" /proc/self/mountstats >"$W/client-mountstats" 2>/dev/null
+umount_rdma

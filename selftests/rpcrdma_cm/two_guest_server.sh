@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Server half of the two-guest test (scripts/two-guest.sh runs it in the
+# server guest). Usage: two_guest_server.sh SHARED_DIR
+#
+# Puts 192.0.2.1/24 on the link NIC, brings up rxe and nfsd, captures RoCEv2
+# (UDP 4791) on the NIC while the client works, and leaves the capture and
+# status files in SHARED_DIR.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+W=${1:?shared directory}
+
+link_nic() {
+	ip -o link show | awk -F': ' '$2 != "lo" { sub(/@.*/, "", $2); print $2; exit }'
+}
+
+nic=$(link_nic)
+ip link set "$nic" up
+ip addr add 192.0.2.1/24 dev "$nic"
+echo "$nic" >"$W/server-nic"
+setup_rxe "$nic" || { echo "rxe failed" >"$W/server-error"; exit 1; }
+start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
+
+tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap udp port 4791 2>"$W/tcpdump.log" &
+tcpdump_pid=$!
+sleep 2 # let tcpdump open the socket before the client connects
+touch "$W/server-ready"
+
+wait_for_file 400 "$W/client-done" || echo "client did not finish" >"$W/server-error"
+sleep 1
+kill -INT "$tcpdump_pid"
+wait "$tcpdump_pid"
+cp /tmp/server.pcap "$W/server.pcap"
+stop_nfsd
+touch "$W/server-done"
