@@ -14,7 +14,7 @@
 
 NFS_EXPORT=/srv/rpcrdma_cm
 NFS_PORT=20049
-MNT=/mnt/rpcrdma_cm
+MNT=/tmp/rpcrdma_cm.mnt
 
 # The guest's first NIC with an IPv4 address (DHCP may still be running).
 guest_nic() {
