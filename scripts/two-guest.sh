@@ -81,14 +81,19 @@ req=$(cm_field "infiniband.mad.attributeid == 0x0010" infiniband.cm.req.ip_cm.pr
 rep=$(cm_field "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
 ktap_print_msg "ConnectRequest private data: ${req:0:16} (${#req} hex digits)"
 ktap_print_msg "ConnectReply private data:   ${rep:0:16} (${#rep} hex digits)"
-ktap_test_result "ConnectRequest private data begins f6ab0e18 (RFC 8797)" \
-	test "${req:0:8}" = f6ab0e18
-ktap_test_result "ConnectReply private data begins f6ab0e18 (RFC 8797)" \
-	test "${rep:0:8}" = f6ab0e18
+begins_with_magic() {
+	[ "${1:0:8}" = f6ab0e18 ]
+}
+ktap_test_result "ConnectRequest private data begins f6ab0e18 (RFC 8797)" begins_with_magic "$req"
+ktap_test_result "ConnectReply private data begins f6ab0e18 (RFC 8797)" begins_with_magic "$rep"
 service=$(tshark -r "$pcap" -Y "infiniband.mad.attributeid == 0x0010" -T fields \
 	-e infiniband.cm.req.serviceid 2>/dev/null | head -1)
-ktap_print_msg "ConnectRequest service id: $service"
-ktap_test_result "ConnectRequest is for port 20049" sh -c "echo '$service' | grep -qi '4e51$'"
+ktap_print_msg "ConnectRequest service id: ${service:-none}"
+# RDMA_PS_TCP service ids are 0x0000000001060000 + port; 20049 = 0x4e51.
+is_nfs_rdma_service() {
+	[ -n "$1" ] && [ $(($1 & 0xffff)) -eq 20049 ]
+}
+ktap_test_result "ConnectRequest is for port 20049" is_nfs_rdma_service "$service"
 
 if [ "$KTAP_CNT_FAIL" -gt 0 ]; then
 	ktap_print_msg "server console:"; show "$W/server.console" 30

@@ -30,6 +30,19 @@ guest_nic() {
 	return 1
 }
 
+# The first NIC backed by a device (not lo, not dummy0 and friends), for the
+# two-guest link where addresses are set by hand.
+link_nic() {
+	local n
+	for n in /sys/class/net/*; do
+		if [ -e "$n/device" ]; then
+			basename "$n"
+			return 0
+		fi
+	done
+	return 1
+}
+
 guest_ip() {
 	ip -o -4 addr show dev "$1" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
 }

@@ -18,7 +18,7 @@ finish() {
 }
 trap finish EXIT
 
-nic=$(ip -o link show | awk -F': ' '$2 != "lo" { sub(/@.*/, "", $2); print $2; exit }')
+nic=$(link_nic)
 ip link set "$nic" up
 ip addr add 192.0.2.2/24 dev "$nic"
 setup_rxe "$nic" || { echo "rxe failed" >"$W/client-error"; exit 1; }
@@ -27,6 +27,7 @@ wait_for_file 300 "$W/server-ready" || { echo "server not ready" >"$W/client-err
 modprobe rpcrdma
 mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }
 mount_options >"$W/client-mount-options"
+echo "$nic" >"$W/client-nic"
 head -c 262144 /dev/urandom >/tmp/payload
 cp /tmp/payload "$MNT/payload" && sync && echo 3 >/proc/sys/vm/drop_caches
 if cmp -s /tmp/payload "$MNT/payload"; then

@@ -13,10 +13,6 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 W=${1:?shared directory}
 
-link_nic() {
-	ip -o link show | awk -F': ' '$2 != "lo" { sub(/@.*/, "", $2); print $2; exit }'
-}
-
 nic=$(link_nic)
 ip link set "$nic" up
 ip addr add 192.0.2.1/24 dev "$nic"
