@@ -13,6 +13,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RPCRDMA_CM_TOP"
+export CARGO_TERM_COLOR=never
 
 failed=0
 check() {
@@ -30,7 +31,7 @@ check() {
 kdir=${KDIR:-$(scripts/build-kernel.sh --print-dir)}
 
 check rustfmt-host cargo fmt --all -- --check
-check rustfmt-kmod rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs
+check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs
 check clippy-host cargo clippy --workspace --all-targets --release -- -D warnings
 
 kmod_clippy() {

@@ -172,7 +172,12 @@ impl Flags {
 
     /// The octet these flags stand for, reserved bits included.
     pub const fn octet(self) -> u8 {
-        self.reserved | if self.remote_invalidation { Self::REMOTE_INVALIDATION } else { 0 }
+        self.reserved
+            | if self.remote_invalidation {
+                Self::REMOTE_INVALIDATION
+            } else {
+                0
+            }
     }
 
     /// Whether the sender supports Remote Invalidation.
@@ -401,7 +406,11 @@ pub struct LocalLimits {
 impl LocalLimits {
     /// The message this side advertises.
     pub const fn advertisement(&self) -> PrivateMessage {
-        PrivateMessage::new(Flags::new(self.remote_invalidation), self.max_send, self.max_recv)
+        PrivateMessage::new(
+            Flags::new(self.remote_invalidation),
+            self.max_send,
+            self.max_recv,
+        )
     }
 }
 
@@ -467,12 +476,18 @@ mod tests {
             max_recv: InlineSize::from_bytes(4096),
             remote_invalidation: true,
         };
-        assert_eq!(client.advertisement().encode(), [0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3]);
+        assert_eq!(
+            client.advertisement().encode(),
+            [0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3]
+        );
         let server = LocalLimits {
             remote_invalidation: false,
             ..client
         };
-        assert_eq!(server.advertisement().encode(), [0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3]);
+        assert_eq!(
+            server.advertisement().encode(),
+            [0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3]
+        );
     }
 
     #[test]

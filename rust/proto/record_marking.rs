@@ -267,7 +267,10 @@ impl fmt::Display for RecordError {
             RecordError::BufferLimit {
                 declared_total,
                 limit,
-            } => write!(f, "holding {declared_total} octets exceeds buffer limit {limit}"),
+            } => write!(
+                f,
+                "holding {declared_total} octets exceeds buffer limit {limit}"
+            ),
             RecordError::TimeBudget { elapsed, limit } => {
                 write!(f, "record took {elapsed}, time budget {limit}")
             }
@@ -378,7 +381,9 @@ impl RecordReceiver {
     /// it to arm a timer and then call [`RecordReceiver::check_time`].
     pub fn deadline(&self) -> Option<u64> {
         match (self.record_started, self.limits.max_record_time) {
-            (Some(start), Some(limit)) if self.error().is_none() => Some(start.saturating_add(limit)),
+            (Some(start), Some(limit)) if self.error().is_none() => {
+                Some(start.saturating_add(limit))
+            }
             _ => None,
         }
     }
@@ -403,7 +408,11 @@ impl RecordReceiver {
     }
 
     /// Check a freshly completed marker against the limits.
-    fn accept_marker(&mut self, marker: FragmentMarker, retains: Option<u64>) -> Result<(), RecordError> {
+    fn accept_marker(
+        &mut self,
+        marker: FragmentMarker,
+        retains: Option<u64>,
+    ) -> Result<(), RecordError> {
         let fragments = self.fragments.saturating_add(1);
         if fragments > self.limits.max_fragments {
             return Err(self.fail(RecordError::TooManyFragments {
@@ -420,7 +429,10 @@ impl RecordReceiver {
         if let Some(capacity) = retains {
             let limit = capacity.min(self.limits.max_buffered);
             if declared_total > limit {
-                return Err(self.fail(RecordError::BufferLimit { declared_total, limit }));
+                return Err(self.fail(RecordError::BufferLimit {
+                    declared_total,
+                    limit,
+                }));
             }
         }
         self.fragments = fragments;
@@ -432,7 +444,12 @@ impl RecordReceiver {
     /// `now` is the caller's clock (any monotonic unit matching
     /// [`Limits::max_record_time`]). All of `input` is consumed unless an
     /// error is returned; after an error the receiver refuses all input.
-    pub fn feed<S: RecordSink>(&mut self, mut input: &[u8], now: u64, sink: &mut S) -> Result<(), RecordError> {
+    pub fn feed<S: RecordSink>(
+        &mut self,
+        mut input: &[u8],
+        now: u64,
+        sink: &mut S,
+    ) -> Result<(), RecordError> {
         self.check_time(now)?;
         while !input.is_empty() {
             match self.phase {
@@ -594,9 +611,18 @@ mod tests {
     #[test]
     fn huge_declared_length_refused_from_marker() {
         let mut rx = RecordReceiver::new(Limits::DEFAULT);
-        let mut c = Count { records: 0, octets: 0 };
+        let mut c = Count {
+            records: 0,
+            octets: 0,
+        };
         let e = rx.feed(&[0xff, 0xff, 0xff, 0xff], 0, &mut c).unwrap_err();
-        assert!(matches!(e, RecordError::RecordTooLarge { declared_total: 0x7fff_ffff, .. }));
+        assert!(matches!(
+            e,
+            RecordError::RecordTooLarge {
+                declared_total: 0x7fff_ffff,
+                ..
+            }
+        ));
         assert_eq!(rx.feed(&[0], 0, &mut c), Err(e));
         assert_eq!(c.octets, 0);
     }

@@ -50,7 +50,10 @@ fn report(name: &str, bytes: usize, iters: u32, mut f: impl FnMut()) -> f64 {
     }
     let secs = t.elapsed().as_secs_f64();
     let rate = mib_per_s(bytes * iters as usize, secs);
-    println!("{name:<48} {rate:>10.1} MiB/s  ({:.2} ns/octet)", secs * 1e9 / (bytes * iters as usize) as f64);
+    println!(
+        "{name:<48} {rate:>10.1} MiB/s  ({:.2} ns/octet)",
+        secs * 1e9 / (bytes * iters as usize) as f64
+    );
     rate
 }
 
@@ -65,43 +68,70 @@ fn main() {
     // 64 KiB records, one fragment each, delivered in 64 KiB reads.
     let big = stream(256, 64 * 1024, 64 * 1024);
     let mut dst = vec![0u8; big.len()];
-    let memcpy = report("memcpy of the same octets (64 KiB records)", big.len(), 20, || {
-        dst.copy_from_slice(black_box(&big));
-        black_box(&dst);
-    });
-    let zc = report("receiver, zero-copy sink, 64 KiB reads", big.len(), 20, || {
-        let mut rx = RecordReceiver::new(limits);
-        let mut sink = Discard { octets: 0, records: 0 };
-        for chunk in big.chunks(64 * 1024) {
-            rx.feed(chunk, 0, &mut sink).unwrap();
-        }
-        assert_eq!(sink.records, 256);
-    });
+    let memcpy = report(
+        "memcpy of the same octets (64 KiB records)",
+        big.len(),
+        20,
+        || {
+            dst.copy_from_slice(black_box(&big));
+            black_box(&dst);
+        },
+    );
+    let zc = report(
+        "receiver, zero-copy sink, 64 KiB reads",
+        big.len(),
+        20,
+        || {
+            let mut rx = RecordReceiver::new(limits);
+            let mut sink = Discard {
+                octets: 0,
+                records: 0,
+            };
+            for chunk in big.chunks(64 * 1024) {
+                rx.feed(chunk, 0, &mut sink).unwrap();
+            }
+            assert_eq!(sink.records, 256);
+        },
+    );
     let mut asm_buf = vec![0u8; 64 * 1024];
-    let asm = report("receiver, assembling into caller buffer", big.len(), 20, || {
-        let mut rx = RecordReceiver::new(limits);
-        let mut n = 0u32;
-        let mut sink = Assembler::new(&mut asm_buf, |r: &[u8]| {
-            black_box(r);
-            n += 1;
-        });
-        for chunk in big.chunks(64 * 1024) {
-            rx.feed(chunk, 0, &mut sink).unwrap();
-        }
-        drop(sink);
-        assert_eq!(n, 256);
-    });
+    let asm = report(
+        "receiver, assembling into caller buffer",
+        big.len(),
+        20,
+        || {
+            let mut rx = RecordReceiver::new(limits);
+            let mut n = 0u32;
+            {
+                let mut sink = Assembler::new(&mut asm_buf, |r: &[u8]| {
+                    black_box(r);
+                    n += 1;
+                });
+                for chunk in big.chunks(64 * 1024) {
+                    rx.feed(chunk, 0, &mut sink).unwrap();
+                }
+            }
+            assert_eq!(n, 256);
+        },
+    );
 
     // Same 64 KiB records cut into 8 KiB fragments.
     let fragged = stream(256, 64 * 1024, 8 * 1024);
-    let frag = report("receiver, zero-copy sink, 8 KiB fragments", fragged.len(), 20, || {
-        let mut rx = RecordReceiver::new(limits);
-        let mut sink = Discard { octets: 0, records: 0 };
-        for chunk in fragged.chunks(64 * 1024) {
-            rx.feed(chunk, 0, &mut sink).unwrap();
-        }
-        assert_eq!(sink.records, 256);
-    });
+    let frag = report(
+        "receiver, zero-copy sink, 8 KiB fragments",
+        fragged.len(),
+        20,
+        || {
+            let mut rx = RecordReceiver::new(limits);
+            let mut sink = Discard {
+                octets: 0,
+                records: 0,
+            };
+            for chunk in fragged.chunks(64 * 1024) {
+                rx.feed(chunk, 0, &mut sink).unwrap();
+            }
+            assert_eq!(sink.records, 256);
+        },
+    );
 
     // Worst case: one octet per feed call.
     let small = stream(64, 1024, 1024);
@@ -114,7 +144,10 @@ fn main() {
     });
     let one = report("receiver, 1-octet input slices", small.len(), 5, || {
         let mut rx = RecordReceiver::new(limits);
-        let mut sink = Discard { octets: 0, records: 0 };
+        let mut sink = Discard {
+            octets: 0,
+            records: 0,
+        };
         for b in small.chunks(1) {
             rx.feed(black_box(b), 0, &mut sink).unwrap();
         }

@@ -7,9 +7,9 @@ use std::boxed::Box;
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::string::ToString;
+use std::time::Instant;
 use std::vec;
 use std::vec::Vec;
-use std::time::Instant;
 
 /// Reads ONC RPC records from a stream (a TCP socket, say), enforcing the
 /// receiver's limits. The time budget is measured in milliseconds.
@@ -97,7 +97,9 @@ impl<R: Read> RecordReader<R> {
                 done: &mut self.done,
                 retain_limit: self.rx.limits().max_buffered,
             };
-            self.rx.feed(&self.buf[..n], now, &mut sink).map_err(invalid)?;
+            self.rx
+                .feed(&self.buf[..n], now, &mut sink)
+                .map_err(invalid)?;
         }
     }
 }

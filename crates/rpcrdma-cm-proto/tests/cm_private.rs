@@ -24,7 +24,10 @@ fn golden_vectors() {
     assert_eq!(PrivateMessage::RFC_DEFAULT.encode(), msg(1, 0, 0, 0));
     // Magic byte order: the little-endian reading must not be accepted.
     let le = [0x18, 0x0e, 0xab, 0xf6, 1, 1, 3, 3];
-    assert_eq!(PrivateMessage::decode(&le), Err(Nonconformance::BadMagic { found: 0x180e_abf6 }));
+    assert_eq!(
+        PrivateMessage::decode(&le),
+        Err(Nonconformance::BadMagic { found: 0x180e_abf6 })
+    );
 }
 
 #[test]
@@ -107,7 +110,7 @@ fn inline_size_conversions() {
         let s = InlineSize::from_bytes(bytes);
         assert!(s.bytes() <= bytes.max(1024));
         assert!(s.bytes() <= InlineSize::MAX_BYTES);
-        assert!(bytes < 1024 || bytes > InlineSize::MAX_BYTES || bytes - s.bytes() < 1024);
+        assert!(!(1024..=InlineSize::MAX_BYTES).contains(&bytes) || bytes - s.bytes() < 1024);
     }
 }
 
@@ -127,7 +130,9 @@ fn negotiation_symmetry_and_bounds() {
         for &rq_recv in &grid {
             for &rs_send in &grid {
                 for &rs_recv in [0u8, 3, 15, 63, 127, 255].iter() {
-                    for (rq_ri, rs_ri) in [(false, false), (false, true), (true, false), (true, true)] {
+                    for (rq_ri, rs_ri) in
+                        [(false, false), (false, true), (true, false), (true, true)]
+                    {
                         let rq = limits(rq_send, rq_recv, rq_ri);
                         let rs = limits(rs_send, rs_recv, rs_ri);
                         let rq_sees = PrivateMessage::decode(&rs.advertisement().encode());
@@ -180,7 +185,9 @@ fn display_forms() {
     let m = PrivateMessage::decode(&msg(1, 0x81, 3, 15)).unwrap();
     assert_eq!(m.to_string(), "v1 send=4096 recv=16384 ri=1 reserved=0x80");
     assert_eq!(
-        PrivateMessage::decode(&[1, 2, 3, 4, 1, 0, 0, 0]).unwrap_err().to_string(),
+        PrivateMessage::decode(&[1, 2, 3, 4, 1, 0, 0, 0])
+            .unwrap_err()
+            .to_string(),
         "bad_magic found=0x01020304"
     );
 }

@@ -81,7 +81,9 @@ fn article_scenario_every_split() {
 #[test]
 fn zero_length_fragments_and_records() {
     // A record of an empty non-last fragment, a 3-octet one, an empty last one.
-    let stream = [0, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 0x80, 0, 0, 0, 0x80, 0, 0, 0];
+    let stream = [
+        0, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 0x80, 0, 0, 0, 0x80, 0, 0, 0,
+    ];
     for cut in 0..=stream.len() {
         let (s, r) = run(&stream, &[cut], Limits::DEFAULT);
         r.unwrap();
@@ -104,24 +106,59 @@ fn max_declared_length_refused_without_reservation() {
             Some(self.0)
         }
     }
-    let marker = FragmentMarker::new(MAX_FRAGMENT_LEN, true).unwrap().to_bytes();
-    let mut rx = RecordReceiver::new(Limits { max_record_bytes: u64::MAX, ..Limits::DEFAULT });
-    let e = rx.feed(&[marker[0], marker[1], marker[2], marker[3], 0, 0], 0, &mut Retaining(4096)).unwrap_err();
-    assert_eq!(e, RecordError::BufferLimit { declared_total: 0x7fff_ffff, limit: 4096 });
+    let marker = FragmentMarker::new(MAX_FRAGMENT_LEN, true)
+        .unwrap()
+        .to_bytes();
+    let mut rx = RecordReceiver::new(Limits {
+        max_record_bytes: u64::MAX,
+        ..Limits::DEFAULT
+    });
+    let e = rx
+        .feed(
+            &[marker[0], marker[1], marker[2], marker[3], 0, 0],
+            0,
+            &mut Retaining(4096),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e,
+        RecordError::BufferLimit {
+            declared_total: 0x7fff_ffff,
+            limit: 4096
+        }
+    );
     let mut rx = RecordReceiver::new(Limits::DEFAULT);
     let e = rx.feed(&marker, 0, &mut Retaining(u64::MAX)).unwrap_err();
-    assert!(matches!(e, RecordError::RecordTooLarge { declared_total: 0x7fff_ffff, limit: 1_048_576 }));
+    assert!(matches!(
+        e,
+        RecordError::RecordTooLarge {
+            declared_total: 0x7fff_ffff,
+            limit: 1_048_576
+        }
+    ));
     // Cumulative: two fragments that together exceed the record limit.
-    let limits = Limits { max_record_bytes: 10, ..Limits::DEFAULT };
+    let limits = Limits {
+        max_record_bytes: 10,
+        ..Limits::DEFAULT
+    };
     let stream = [0, 0, 0, 6, 1, 1, 1, 1, 1, 1, 0x80, 0, 0, 5];
     let (s, r) = run(&stream, &[], limits);
-    assert_eq!(r, Err(RecordError::RecordTooLarge { declared_total: 11, limit: 10 }));
+    assert_eq!(
+        r,
+        Err(RecordError::RecordTooLarge {
+            declared_total: 11,
+            limit: 10
+        })
+    );
     assert!(s.records.is_empty());
 }
 
 #[test]
 fn fragment_count_limit() {
-    let limits = Limits { max_fragments: 3, ..Limits::DEFAULT };
+    let limits = Limits {
+        max_fragments: 3,
+        ..Limits::DEFAULT
+    };
     let ok = encode(&[b"abc"], 1);
     let (s, r) = run(&ok, &[], limits);
     r.unwrap();
@@ -137,15 +174,30 @@ fn fragment_count_limit() {
 
 #[test]
 fn time_budget() {
-    let limits = Limits { max_record_time: Some(100), ..Limits::DEFAULT };
+    let limits = Limits {
+        max_record_time: Some(100),
+        ..Limits::DEFAULT
+    };
     let mut rx = RecordReceiver::new(limits);
     let mut sink = Collect::default();
     rx.feed(&[0x80, 0, 0, 4, 1], 1000, &mut sink).unwrap();
     assert_eq!(rx.deadline(), Some(1100));
     rx.feed(&[2], 1100, &mut sink).unwrap();
     // No input, but the clock moved: the caller's timer fires.
-    assert_eq!(rx.check_time(1101), Err(RecordError::TimeBudget { elapsed: 101, limit: 100 }));
-    assert_eq!(rx.feed(&[3, 4], 1101, &mut sink), Err(RecordError::TimeBudget { elapsed: 101, limit: 100 }));
+    assert_eq!(
+        rx.check_time(1101),
+        Err(RecordError::TimeBudget {
+            elapsed: 101,
+            limit: 100
+        })
+    );
+    assert_eq!(
+        rx.feed(&[3, 4], 1101, &mut sink),
+        Err(RecordError::TimeBudget {
+            elapsed: 101,
+            limit: 100
+        })
+    );
     assert!(sink.records.is_empty());
     // The clock starts at each record's first octet; idle time between
     // records does not count.
@@ -171,22 +223,33 @@ fn truncation() {
             continue;
         }
         let e = r.unwrap_err();
-        let RecordError::Truncated { within, missing } = e else { panic!("{e:?}") };
+        let RecordError::Truncated { within, missing } = e else {
+            panic!("{e:?}")
+        };
         // Fragments of 4: 8 octets each (marker + body), last one 4 + 3.
         let off = cut % 8;
         match within {
             TruncatedIn::Marker => assert_eq!(missing, 4 - off as u64),
-            TruncatedIn::Body => assert!(missing >= 1 && missing <= 4),
+            TruncatedIn::Body => assert!((1..=4).contains(&missing)),
             TruncatedIn::BetweenFragments => assert_eq!((off, missing), (0, 4)),
         }
-        assert!(sink.records.is_empty(), "a truncated record is never delivered");
+        assert!(
+            sink.records.is_empty(),
+            "a truncated record is never delivered"
+        );
         // A finished receiver refuses more input.
         assert_eq!(rx.feed(&[0], 0, &mut sink), Err(e));
     }
     let mut rx = RecordReceiver::new(Limits::DEFAULT);
     let mut sink = Collect::default();
     rx.feed(&[0x80, 0, 0, 10, 1, 2], 0, &mut sink).unwrap();
-    assert_eq!(rx.finish(), Err(RecordError::Truncated { within: TruncatedIn::Body, missing: 8 }));
+    assert_eq!(
+        rx.finish(),
+        Err(RecordError::Truncated {
+            within: TruncatedIn::Body,
+            missing: 8
+        })
+    );
     let mut rx = RecordReceiver::new(Limits::DEFAULT);
     rx.finish().unwrap();
     assert_eq!(rx.feed(&[0], 0, &mut sink), Err(RecordError::Finished));
@@ -194,7 +257,10 @@ fn truncation() {
 
 #[test]
 fn failed_receiver_never_resyncs() {
-    let limits = Limits { max_record_bytes: 8, ..Limits::DEFAULT };
+    let limits = Limits {
+        max_record_bytes: 8,
+        ..Limits::DEFAULT
+    };
     let mut rx = RecordReceiver::new(limits);
     let mut sink = Collect::default();
     let e = rx.feed(&[0x80, 0, 0, 9], 0, &mut sink).unwrap_err();
@@ -213,19 +279,28 @@ fn assembler_matches_streaming() {
     let mut buf = [0u8; 1000];
     let mut got = Vec::new();
     let mut rx = RecordReceiver::new(Limits::DEFAULT);
-    let mut asm = Assembler::new(&mut buf, |r: &[u8]| got.push(r.to_vec()));
-    for c in stream.chunks(13) {
-        rx.feed(c, 0, &mut asm).unwrap();
+    {
+        let mut asm = Assembler::new(&mut buf, |r: &[u8]| got.push(r.to_vec()));
+        for c in stream.chunks(13) {
+            rx.feed(c, 0, &mut asm).unwrap();
+        }
     }
-    drop(asm);
     rx.finish().unwrap();
     assert_eq!(got, msgs.iter().map(|m| m.to_vec()).collect::<Vec<_>>());
     // One octet more than the buffer is refused from the marker.
     let mut small = [0u8; 999];
     let mut rx = RecordReceiver::new(Limits::DEFAULT);
     let mut asm = Assembler::new(&mut small, |_: &[u8]| panic!("no record"));
-    let e = rx.feed(&encode(&[&[7; 1000]], 2000), 0, &mut asm).unwrap_err();
-    assert_eq!(e, RecordError::BufferLimit { declared_total: 1000, limit: 999 });
+    let e = rx
+        .feed(&encode(&[&[7; 1000]], 2000), 0, &mut asm)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        RecordError::BufferLimit {
+            declared_total: 1000,
+            limit: 999
+        }
+    );
 }
 
 #[test]
