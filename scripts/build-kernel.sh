@@ -72,7 +72,7 @@ if [ ${#patches[@]} -gt 0 ]; then
 	(
 		cd "$src"
 		git init -q
-		git add -A
+		git add -A -f
 		git -c user.name=rpcrdma_cm -c user.email=rpcrdma_cm@localhost \
 			commit -q -m "Debian linux-source-6.12"
 		git -c user.name=rpcrdma_cm -c user.email=rpcrdma_cm@localhost \

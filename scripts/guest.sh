@@ -52,7 +52,31 @@ listen:*|connect:*)
 *) rpcrdma_cm_die "unknown --net $net" ;;
 esac
 
-# Whether KVM works here. The answer is cached per machine and kernel.
+# run_group SECONDS CMD...: run CMD in a process group of its own and kill
+# the whole group (vng and its QEMU) when it ends, times out or we are
+# interrupted. Returns CMD's status (137 when killed by the timeout).
+run_group() {
+	local limit=$1 pgid watchdog rc=0
+	shift
+	setsid "$@" &
+	pgid=$!
+	# shellcheck disable=SC2064
+	trap "kill -KILL -- -$pgid 2>/dev/null" EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	setsid bash -c "sleep $limit; echo 'guest: timed out after ${limit}s' >&2; kill -KILL -- -$pgid" &
+	watchdog=$!
+	wait "$pgid" || rc=$?
+	kill -- "-$watchdog" 2>/dev/null || true
+	kill -TERM -- "-$pgid" 2>/dev/null || true
+	sleep 0.5
+	kill -KILL -- "-$pgid" 2>/dev/null || true
+	trap - EXIT
+	return "$rc"
+}
+
+# Whether KVM works here. The answer is cached per machine (host name and
+# CPU model): a probe guest that hangs costs its full timeout once.
 kvm_usable() {
 	case "${RPCRDMA_CM_KVM:-auto}" in
 	1|on|yes) return 0 ;;
@@ -60,10 +84,10 @@ kvm_usable() {
 	esac
 	[ -w /dev/kvm ] || return 1
 	local stamp
-	stamp="$RPCRDMA_CM_CACHE/kvm-probe-$(hostname)-$(sha256sum "$kdir/arch/x86/boot/bzImage" | cut -c1-12)"
+	stamp="$RPCRDMA_CM_CACHE/kvm-probe-$( (hostname; grep -m1 'model name' /proc/cpuinfo) | sha256sum | cut -c1-12)"
 	if [ ! -f "$stamp" ]; then
 		mkdir -p "$RPCRDMA_CM_CACHE"
-		if (cd "$kdir" && timeout -k 5 60 setsid "$VNG" --run . --exec true </dev/null >/dev/null 2>&1); then
+		if (cd "$kdir" && run_group 45 "$VNG" --run . --exec true </dev/null >/dev/null 2>&1); then
 			echo yes >"$stamp"
 		else
 			echo no >"$stamp"
@@ -76,24 +100,9 @@ accel_args=()
 kvm_usable || accel_args=(--disable-kvm)
 
 cmd=$(printf '%q ' "$@")
-# Run vng in a process group of its own so that QEMU dies with it.
 cd "$kdir"
-setsid "$VNG" --run . "${accel_args[@]}" --name "$name" --cpus "$cpus" --memory "$memory" \
-	"${net_args[@]}" "${rwdirs[@]}" --cwd "$RPCRDMA_CM_TOP" \
-	--exec "$cmd" </dev/null &
-pgid=$!
-cleanup() {
-	kill -TERM -- "-$pgid" 2>/dev/null || true
-	sleep 0.5
-	kill -KILL -- "-$pgid" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT
-trap 'cleanup; exit 143' TERM
-setsid bash -c "sleep $timeout; echo 'guest: $name timed out after ${timeout}s' >&2; kill -KILL -- -$pgid" &
-watchdog=$!
 rc=0
-wait "$pgid" || rc=$?
-kill -- "-$watchdog" 2>/dev/null || true
-wait "$watchdog" 2>/dev/null || true
+run_group "$timeout" "$VNG" --run . "${accel_args[@]}" --name "$name" --cpus "$cpus" \
+	--memory "$memory" "${net_args[@]}" "${rwdirs[@]}" --cwd "$RPCRDMA_CM_TOP" \
+	--exec "$cmd" </dev/null || rc=$?
 exit "$rc"
