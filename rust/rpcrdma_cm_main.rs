@@ -2,11 +2,20 @@
 
 //! rpcrdma_cm: RFC 8797 CM private data negotiation for NFS over RDMA.
 //!
-//! A companion of xprtrdma (client) and svcrdma (server). The protocol
-//! decisions come from the pure core in `proto/`, shared with the host
-//! crate that tests it; the module's parameters live in a small C file.
+//! A companion of xprtrdma (client) and svcrdma (server): through the
+//! `rpcrdma_cm` hooks it builds the private data of every connect and
+//! accept, parses the peer's, and hands the negotiated inline thresholds
+//! and the Remote Invalidation decision to the transport. Every protocol
+//! decision comes from the pure core in `proto/`, shared with the host crate
+//! that tests it. Unloaded, the transports behave as stock.
 
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use kernel::alloc::{flags::GFP_KERNEL, KBox, KVec};
 use kernel::prelude::*;
+use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
+use kernel::sync::Mutex;
+use kernel::{new_mutex, ThisModule};
 
 #[path = "proto/cm_private.rs"]
 pub mod cm_private;
@@ -14,9 +23,11 @@ pub mod cm_private;
 #[path = "proto/record_marking.rs"]
 pub mod record_marking;
 
-mod params;
+mod shim;
 
-use cm_private::{InlineSize, LocalLimits};
+use cm_private::{
+    negotiate, InlineSize, LocalLimits, Negotiated, Nonconformance, PrivateMessage, MESSAGE_LEN,
+};
 
 module! {
     type: RpcrdmaCm,
@@ -26,38 +37,383 @@ module! {
     license: "GPL",
 }
 
-/// The module instance.
-struct RpcrdmaCm;
+/// Octets of the peer's private data kept for debugfs.
+const RAW_KEPT: usize = MESSAGE_LEN;
 
-/// The stock transports' default inline size (xprtrdma's inline sysctls and
-/// svcrdma's max_req_size all default to 4096).
-const STOCK_INLINE: InlineSize = InlineSize::from_bytes(4096);
+/// One live connection, as debugfs shows it.
+struct Entry {
+    cookie: usize,
+    role: Role,
+    local: SockAddr,
+    peer: SockAddr,
+    /// The first octets of the peer's private data and its full length.
+    peer_raw: [u8; RAW_KEPT],
+    peer_len: usize,
+    /// The peer's message, once received.
+    peer_msg: Option<Result<PrivateMessage, Nonconformance>>,
+    /// What this side sent; `None` if it sent no private data.
+    advertised: Option<PrivateMessage>,
+    /// This side's limits.
+    limits: LocalLimits,
+    /// The outcome, once known.
+    negotiated: Option<Negotiated>,
+}
+
+impl Entry {
+    fn new(conn: &Conn, limits: LocalLimits, advertised: Option<PrivateMessage>) -> Entry {
+        Entry {
+            cookie: conn.cookie(),
+            role: conn.role(),
+            local: conn.local(),
+            peer: conn.peer(),
+            peer_raw: [0; RAW_KEPT],
+            peer_len: 0,
+            peer_msg: None,
+            advertised,
+            limits,
+            negotiated: None,
+        }
+    }
+
+    fn set_peer(&mut self, raw: &[u8], msg: Result<PrivateMessage, Nonconformance>) {
+        let n = raw.len().min(RAW_KEPT);
+        self.peer_raw[..n].copy_from_slice(&raw[..n]);
+        self.peer_len = raw.len();
+        self.peer_msg = Some(msg);
+    }
+}
+
+impl fmt::Display for Entry {
+    /// One line of key=value pairs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "role={} local={} peer={} peer_pdata=",
+            role_name(self.role),
+            self.local,
+            self.peer
+        )?;
+        for b in &self.peer_raw[..self.peer_len.min(RAW_KEPT)] {
+            write!(f, "{:02x}", b)?;
+        }
+        write!(f, " peer_pdata_len={}", self.peer_len)?;
+        match &self.peer_msg {
+            None => f.write_str(" peer_conformance=pending")?,
+            Some(Ok(m)) => write!(
+                f,
+                " peer_conformance=ok peer_send={} peer_recv={} peer_ri={} peer_reserved={:#04x}",
+                m.max_send,
+                m.max_recv,
+                u8::from(m.flags.remote_invalidation()),
+                m.flags.reserved_bits()
+            )?,
+            Some(Err(why)) => write!(f, " peer_conformance={}", why.name())?,
+        }
+        match &self.advertised {
+            None => f.write_str(" advertised=none")?,
+            Some(m) => write!(
+                f,
+                " advertised_send={} advertised_recv={} advertised_ri={}",
+                m.max_send,
+                m.max_recv,
+                u8::from(m.flags.remote_invalidation())
+            )?,
+        }
+        write!(
+            f,
+            " local_send={} local_recv={}",
+            self.limits.max_send, self.limits.max_recv
+        )?;
+        match &self.negotiated {
+            None => f.write_str(" negotiated=pending"),
+            Some(n) => write!(
+                f,
+                " send_threshold={} recv_threshold={} remote_inv={}",
+                n.send_threshold,
+                n.recv_threshold,
+                u8::from(n.remote_invalidation)
+            ),
+        }
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Requester => "requester",
+        Role::Responder => "responder",
+    }
+}
+
+/// Counters for one role.
+#[derive(Default)]
+struct RoleStats {
+    connections: AtomicU64,
+    conforming: AtomicU64,
+    nonconforming: [AtomicU64; Nonconformance::COUNT],
+    reserved_flags: AtomicU64,
+    remote_inv: AtomicU64,
+    private_data_off: AtomicU64,
+}
+
+impl RoleStats {
+    fn record(&self, peer: &Result<PrivateMessage, Nonconformance>, n: &Negotiated, sent: bool) {
+        self.connections.fetch_add(1, Relaxed);
+        match peer {
+            Ok(m) => {
+                self.conforming.fetch_add(1, Relaxed);
+                if m.flags.reserved_bits() != 0 {
+                    self.reserved_flags.fetch_add(1, Relaxed);
+                }
+            }
+            Err(why) => {
+                self.nonconforming[why.index()].fetch_add(1, Relaxed);
+            }
+        }
+        if n.remote_invalidation {
+            self.remote_inv.fetch_add(1, Relaxed);
+        }
+        if !sent {
+            self.private_data_off.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// Everything the hook callbacks and debugfs share.
+#[pin_data]
+struct CmState {
+    /// Live connections; freed slots are `None` and reused.
+    #[pin]
+    table: Mutex<KVec<Option<Entry>>>,
+    requester: RoleStats,
+    responder: RoleStats,
+}
+
+/// The names of the nonconformance causes, in `Nonconformance::index` order.
+const CAUSES: [&str; Nonconformance::COUNT] = [
+    Nonconformance::Absent.name(),
+    Nonconformance::Zeroed { len: 0 }.name(),
+    Nonconformance::Short { len: 0 }.name(),
+    Nonconformance::BadMagic { found: 0 }.name(),
+    Nonconformance::UnknownVersion { found: 0 }.name(),
+];
+
+impl CmState {
+    fn new() -> impl PinInit<Self> {
+        pin_init!(CmState {
+            table <- new_mutex!(KVec::new(), "rpcrdma_cm::table"),
+            requester: RoleStats::default(),
+            responder: RoleStats::default(),
+        })
+    }
+
+    fn stats(&self, role: Role) -> &RoleStats {
+        match role {
+            Role::Requester => &self.requester,
+            Role::Responder => &self.responder,
+        }
+    }
+
+    /// Add a connection; a full allocation failure only costs its debugfs line.
+    fn insert(&self, entry: Entry) {
+        let mut table = self.table.lock();
+        if let Some(slot) = table.iter_mut().find(|e| e.is_none()) {
+            *slot = Some(entry);
+        } else if table.push(Some(entry), GFP_KERNEL).is_err() {
+            pr_warn!("no memory to track a connection in debugfs\n");
+        }
+    }
+
+    /// Run `f` on the entry of `cookie`, if there is one.
+    fn with_entry<R>(&self, cookie: usize, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+        let mut table = self.table.lock();
+        table
+            .iter_mut()
+            .flatten()
+            .find(|e| e.cookie == cookie)
+            .map(f)
+    }
+
+    fn remove(&self, cookie: usize) {
+        let mut table = self.table.lock();
+        for slot in table.iter_mut() {
+            if slot.as_ref().is_some_and(|e| e.cookie == cookie) {
+                *slot = None;
+            }
+        }
+    }
+
+    fn show_connections(&self, out: &mut dyn fmt::Write) {
+        let table = self.table.lock();
+        for e in table.iter().flatten() {
+            let _ = writeln!(out, "{}", e);
+        }
+    }
+
+    fn show_stats(&self, out: &mut dyn fmt::Write) {
+        for role in [Role::Requester, Role::Responder] {
+            let s = self.stats(role);
+            let _ = write!(
+                out,
+                "{} connections={} conforming={}",
+                role_name(role),
+                s.connections.load(Relaxed),
+                s.conforming.load(Relaxed)
+            );
+            for (name, count) in CAUSES.iter().zip(s.nonconforming.iter()) {
+                let _ = write!(out, " {}={}", name, count.load(Relaxed));
+            }
+            let _ = writeln!(
+                out,
+                " reserved_flags={} remote_inv={} private_data_off={}",
+                s.reserved_flags.load(Relaxed),
+                s.remote_inv.load(Relaxed),
+                s.private_data_off.load(Relaxed)
+            );
+        }
+    }
+}
+
+/// This side's limits: the parameter where set, else the transport's
+/// setting, never above what the transport can allocate.
+fn local_limits(
+    local: &Local,
+    send: Option<InlineSize>,
+    recv: Option<InlineSize>,
+    remote_invalidation: bool,
+) -> LocalLimits {
+    let ceiling = InlineSize::from_bytes(local.ceiling);
+    LocalLimits {
+        max_send: send
+            .unwrap_or(InlineSize::from_bytes(local.max_send))
+            .min(ceiling),
+        max_recv: recv
+            .unwrap_or(InlineSize::from_bytes(local.max_recv))
+            .min(ceiling),
+        remote_invalidation: remote_invalidation && local.remote_invalidation,
+    }
+}
+
+/// Apply `limits` to the transport and write the advertisement, if any.
+fn advertise(
+    limits: &LocalLimits,
+    send_private_data: bool,
+    local: &mut Local,
+    pdata: &mut [u8],
+) -> Result<(usize, Option<PrivateMessage>)> {
+    local.max_send = limits.max_send.bytes();
+    local.max_recv = limits.max_recv.bytes();
+    local.remote_invalidation = limits.remote_invalidation;
+    if !send_private_data {
+        return Ok((0, None));
+    }
+    let msg = limits.advertisement();
+    pdata
+        .get_mut(..MESSAGE_LEN)
+        .ok_or(EINVAL)?
+        .copy_from_slice(&msg.encode());
+    Ok((MESSAGE_LEN, Some(msg)))
+}
+
+fn outcome(n: &Negotiated) -> Outcome {
+    Outcome {
+        send_threshold: n.send_threshold.bytes(),
+        recv_threshold: n.recv_threshold.bytes(),
+        remote_invalidation: n.remote_invalidation,
+    }
+}
+
+#[vtable]
+impl rdma_cm::Operations for CmState {
+    fn prepare_connect(&self, conn: &Conn, local: &mut Local, pdata: &mut [u8]) -> Result<usize> {
+        let p = shim::params();
+        let limits = local_limits(
+            local,
+            p.requester_send,
+            p.requester_recv,
+            p.remote_invalidation,
+        );
+        let (len, advertised) = advertise(&limits, p.send_private_data, local, pdata)?;
+        self.insert(Entry::new(conn, limits, advertised));
+        Ok(len)
+    }
+
+    fn established(&self, conn: &Conn, local: &Local, peer_pdata: &[u8]) -> Outcome {
+        let peer = PrivateMessage::decode(peer_pdata);
+        // What this side advertised, if prepare_connect saw this connection.
+        let tracked = self.with_entry(conn.cookie(), |e| (e.limits, e.advertised.is_some()));
+        let (limits, sent) = tracked.unwrap_or_else(|| {
+            let p = shim::params();
+            (local_limits(local, None, None, p.remote_invalidation), true)
+        });
+        let n = negotiate(&limits, &peer);
+        self.stats(Role::Requester).record(&peer, &n, sent);
+        self.with_entry(conn.cookie(), |e| {
+            e.set_peer(peer_pdata, peer);
+            e.negotiated = Some(n);
+        });
+        outcome(&n)
+    }
+
+    fn prepare_accept(
+        &self,
+        conn: &Conn,
+        peer_pdata: &[u8],
+        local: &mut Local,
+        pdata: &mut [u8],
+    ) -> Result<(usize, Outcome)> {
+        let p = shim::params();
+        let peer = PrivateMessage::decode(peer_pdata);
+        let limits = local_limits(
+            local,
+            p.responder_send,
+            p.responder_recv,
+            p.remote_invalidation,
+        );
+        let (len, advertised) = advertise(&limits, p.send_private_data, local, pdata)?;
+        let n = negotiate(&limits, &peer);
+        self.stats(Role::Responder)
+            .record(&peer, &n, advertised.is_some());
+        let mut entry = Entry::new(conn, limits, advertised);
+        entry.set_peer(peer_pdata, peer);
+        entry.negotiated = Some(n);
+        self.insert(entry);
+        Ok((len, outcome(&n)))
+    }
+
+    fn closed(&self, conn: &Conn) {
+        self.remove(conn.cookie());
+    }
+}
+
+/// The module instance. Fields drop in order: debugfs first (it reads the
+/// state), then the registration (unregisters, waits, frees the state).
+struct RpcrdmaCm {
+    _debugfs: shim::Debugfs,
+    _registration: Pin<KBox<rdma_cm::Registration<CmState>>>,
+}
 
 impl kernel::Module for RpcrdmaCm {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        let p = params::snapshot();
-        let requester = LocalLimits {
-            max_send: p.requester_send.unwrap_or(STOCK_INLINE),
-            max_recv: p.requester_recv.unwrap_or(STOCK_INLINE),
-            remote_invalidation: p.remote_invalidation,
-        };
-        let responder = LocalLimits {
-            max_send: p.responder_send.unwrap_or(STOCK_INLINE),
-            max_recv: p.responder_recv.unwrap_or(STOCK_INLINE),
-            remote_invalidation: p.remote_invalidation,
-        };
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let registration = KBox::pin_init(
+            rdma_cm::Registration::<CmState>::new(module, CmState::new()),
+            GFP_KERNEL,
+        )?;
+        let debugfs = shim::Debugfs::create(registration.data())?;
+        let p = shim::params();
         pr_info!(
-            "loaded; requester would advertise {:02x?}, responder {:02x?}, private data {}\n",
-            requester.advertisement().encode(),
-            responder.advertisement().encode(),
-            if p.send_private_data { "on" } else { "off" }
+            "registered; private data {}, remote invalidation {}\n",
+            if p.send_private_data { "on" } else { "off" },
+            if p.remote_invalidation { "on" } else { "off" }
         );
-        Ok(RpcrdmaCm)
+        Ok(RpcrdmaCm {
+            _debugfs: debugfs,
+            _registration: registration,
+        })
     }
 }
 
 impl Drop for RpcrdmaCm {
     fn drop(&mut self) {
-        pr_info!("unloaded\n");
+        pr_info!("unregistering\n");
     }
 }

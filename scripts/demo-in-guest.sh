@@ -10,7 +10,9 @@ KSFT_DIR=${KSFT_DIR:?}
 . "$DIR/../selftests/rpcrdma_cm/lib.sh"
 
 T=/sys/kernel/tracing
+D=/sys/kernel/debug
 mountpoint -q $T || mount -t tracefs nodev $T
+mountpoint -q $D || mount -t debugfs nodev $D
 
 say() { printf '\n== %s\n' "$*"; }
 
@@ -21,7 +23,7 @@ setup_rxe "$nic" && rdma link show rxe0/1
 
 say "loading rpcrdma_cm"
 modprobe rpcrdma
-insmod "$RPCRDMA_CM_KO" || exit 1
+insmod "$RPCRDMA_CM_KO" ${RPCRDMA_CM_PARAMS:-} || exit 1
 dmesg | grep rpcrdma_cm | tail -2
 for p in /sys/module/rpcrdma_cm/parameters/*; do
 	printf '  %-22s %s\n' "$(basename "$p")" "$(cat "$p")"
@@ -36,6 +38,11 @@ say "mount -o vers=4.2,proto=rdma $ip:/"
 mount_rdma "$ip" 4.2 || exit 1
 grep " $MNT " /proc/mounts
 dd if=/dev/zero of="$MNT/demo" bs=64k count=16 status=none && sync
+
+say "rpcrdma_cm connections (debugfs): both ends of the mount"
+tr ' ' '\n' <$D/rpcrdma_cm/connections | sed 's/^role=/\n  role=/; s/^/    /' | sed '/^    $/d'
+say "rpcrdma_cm stats (debugfs)"
+sed 's/^/  /' $D/rpcrdma_cm/stats
 
 say "negotiated (requester side, rpcrdma:xprtrdma_inline_thresh)"
 grep -o 'xprtrdma_inline_thresh:.*' $T/trace | sed 's/^/  /'

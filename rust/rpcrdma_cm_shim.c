@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Module parameters of rpcrdma_cm.
+ * The C side of rpcrdma_cm: module parameters and debugfs files, which
+ * 6.12's Rust kernel crate cannot provide. Everything else is Rust.
+ *
+ * Module parameters:
  *
  * Sizes are in bytes. 0 means "what the transport is configured for"
  * (the xprtrdma inline sysctls on the client, svcrdma's max_req_size on
@@ -9,11 +12,13 @@
  * 1024 when advertised, and never above what the transport can receive.
  */
 
+#include <linux/debugfs.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/seq_file.h>
 
-#include "rpcrdma_cm_params.h"
+#include "rpcrdma_cm_shim.h"
 
 #define RPCRDMA_CM_SIZE_MIN	1024U
 #define RPCRDMA_CM_SIZE_MAX	(256U * 1024U)
@@ -95,4 +100,51 @@ bool rpcrdma_cm_param_remote_invalidation(void)
 bool rpcrdma_cm_param_send_private_data(void)
 {
 	return READ_ONCE(send_private_data);
+}
+
+static struct dentry *rpcrdma_cm_debugfs_dir;
+
+static int rpcrdma_cm_connections_show(struct seq_file *m, void *unused)
+{
+	rpcrdma_cm_show_connections(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rpcrdma_cm_connections);
+
+static int rpcrdma_cm_stats_show(struct seq_file *m, void *unused)
+{
+	rpcrdma_cm_show_stats(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rpcrdma_cm_stats);
+
+/*
+ * Create <debugfs>/rpcrdma_cm/{connections,stats}. @state is handed back
+ * to the show functions; it must stay valid until
+ * rpcrdma_cm_debugfs_remove() has returned, which waits for readers.
+ */
+int rpcrdma_cm_debugfs_create(const void *state)
+{
+	struct dentry *dir;
+
+	dir = debugfs_create_dir("rpcrdma_cm", NULL);
+	if (IS_ERR(dir))
+		return PTR_ERR(dir);
+	debugfs_create_file("connections", 0444, dir, (void *)state,
+			    &rpcrdma_cm_connections_fops);
+	debugfs_create_file("stats", 0444, dir, (void *)state,
+			    &rpcrdma_cm_stats_fops);
+	rpcrdma_cm_debugfs_dir = dir;
+	return 0;
+}
+
+void rpcrdma_cm_debugfs_remove(void)
+{
+	debugfs_remove_recursive(rpcrdma_cm_debugfs_dir);
+	rpcrdma_cm_debugfs_dir = NULL;
+}
+
+void rpcrdma_cm_seq_write(struct seq_file *m, const u8 *text, size_t len)
+{
+	seq_write(m, text, len);
 }

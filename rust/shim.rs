@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The boundary to the module's C side (`rpcrdma_cm_shim.c`): module
+//! parameters and debugfs files, which 6.12's kernel crate lacks.
+//!
+//! This is the module's only `unsafe` code.
+
+use crate::cm_private::InlineSize;
+use crate::CmState;
+use core::ffi::c_void;
+use core::fmt;
+use kernel::error::{to_result, Result};
+
+mod ffi {
+    use core::ffi::{c_int, c_void};
+
+    /// `struct seq_file`, opaque here.
+    #[repr(C)]
+    pub(super) struct SeqFile {
+        _private: [u8; 0],
+    }
+
+    extern "C" {
+        pub(super) fn rpcrdma_cm_param_requester_send_size() -> u32;
+        pub(super) fn rpcrdma_cm_param_requester_recv_size() -> u32;
+        pub(super) fn rpcrdma_cm_param_responder_send_size() -> u32;
+        pub(super) fn rpcrdma_cm_param_responder_recv_size() -> u32;
+        pub(super) fn rpcrdma_cm_param_remote_invalidation() -> bool;
+        pub(super) fn rpcrdma_cm_param_send_private_data() -> bool;
+        pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void) -> c_int;
+        pub(super) fn rpcrdma_cm_debugfs_remove();
+        pub(super) fn rpcrdma_cm_seq_write(m: *mut SeqFile, text: *const u8, len: usize);
+    }
+}
+
+/// A copy of the parameters, taken once per decision.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Params {
+    /// Client send size to advertise; `None` = the transport's setting.
+    pub(crate) requester_send: Option<InlineSize>,
+    /// Client receive size to advertise; `None` = the transport's setting.
+    pub(crate) requester_recv: Option<InlineSize>,
+    /// Server send size to advertise; `None` = the transport's setting.
+    pub(crate) responder_send: Option<InlineSize>,
+    /// Server receive size to advertise; `None` = the transport's setting.
+    pub(crate) responder_recv: Option<InlineSize>,
+    /// Offer (client) or use (server) Remote Invalidation.
+    pub(crate) remote_invalidation: bool,
+    /// Send RFC 8797 private data at all.
+    pub(crate) send_private_data: bool,
+}
+
+/// A size parameter: 0 means "not set"; the C setter admits only
+/// 1024..=262144 otherwise, and the core rounds down to a multiple of 1024.
+fn size(bytes: u32) -> Option<InlineSize> {
+    (bytes != 0).then(|| InlineSize::from_bytes(bytes))
+}
+
+/// Read all parameters.
+pub(crate) fn params() -> Params {
+    // SAFETY: each getter takes no arguments, reads one static of the C side
+    // with READ_ONCE() and may be called from any context.
+    unsafe {
+        Params {
+            requester_send: size(ffi::rpcrdma_cm_param_requester_send_size()),
+            requester_recv: size(ffi::rpcrdma_cm_param_requester_recv_size()),
+            responder_send: size(ffi::rpcrdma_cm_param_responder_send_size()),
+            responder_recv: size(ffi::rpcrdma_cm_param_responder_recv_size()),
+            remote_invalidation: ffi::rpcrdma_cm_param_remote_invalidation(),
+            send_private_data: ffi::rpcrdma_cm_param_send_private_data(),
+        }
+    }
+}
+
+/// The debugfs directory; removed when dropped.
+pub(crate) struct Debugfs(());
+
+impl Debugfs {
+    /// Create `rpcrdma_cm/{connections,stats}` showing `state`.
+    ///
+    /// The returned value must be dropped before `state` goes away.
+    pub(crate) fn create(state: &CmState) -> Result<Debugfs> {
+        let ptr: *const CmState = state;
+        // SAFETY: the C side keeps the pointer for the show callbacks
+        // below; the caller keeps `state` alive until this `Debugfs` is
+        // dropped, and dropping it removes the files, waiting for readers.
+        to_result(unsafe { ffi::rpcrdma_cm_debugfs_create(ptr.cast()) })?;
+        Ok(Debugfs(()))
+    }
+}
+
+impl Drop for Debugfs {
+    fn drop(&mut self) {
+        // SAFETY: the directory was created by `create`; removal waits for
+        // open readers.
+        unsafe { ffi::rpcrdma_cm_debugfs_remove() };
+    }
+}
+
+/// Formats text into a `struct seq_file`.
+struct SeqWriter(*mut ffi::SeqFile);
+
+impl fmt::Write for SeqWriter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        // SAFETY: `self.0` is the seq_file of a running show callback and
+        // `s` is valid for reads of its length.
+        unsafe { ffi::rpcrdma_cm_seq_write(self.0, s.as_ptr(), s.len()) };
+        Ok(())
+    }
+}
+
+/// # Safety
+///
+/// `state` must be the pointer given to `rpcrdma_cm_debugfs_create` (still
+/// valid, see [`Debugfs::create`]) and `m` the seq_file being shown.
+unsafe fn show(m: *mut ffi::SeqFile, state: *const c_void, f: fn(&CmState, &mut dyn fmt::Write)) {
+    // SAFETY: per the function's contract, `state` points at a live `CmState`.
+    let state = unsafe { &*state.cast::<CmState>() };
+    f(state, &mut SeqWriter(m));
+}
+
+/// Show callback of `rpcrdma_cm/connections`.
+///
+/// # Safety
+///
+/// Called by the C side with its seq_file and the state pointer it was
+/// given at creation.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rpcrdma_cm_show_connections(m: *mut c_void, state: *const c_void) {
+    // SAFETY: as documented above.
+    unsafe { show(m.cast(), state, CmState::show_connections) };
+}
+
+/// Show callback of `rpcrdma_cm/stats`.
+///
+/// # Safety
+///
+/// As for [`rpcrdma_cm_show_connections`].
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rpcrdma_cm_show_stats(m: *mut c_void, state: *const c_void) {
+    // SAFETY: as documented above.
+    unsafe { show(m.cast(), state, CmState::show_stats) };
+}
