@@ -17,6 +17,7 @@ ktap_set_plan 7
 if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
 	ktap_exit_fail_msg "RPCRDMA_CM_KO '${RPCRDMA_CM_KO:-}' not readable"
 fi
+modprobe rpcrdma || ktap_exit_fail_msg "modprobe rpcrdma failed"
 rmmod rpcrdma_cm 2>/dev/null
 
 ktap_test_result "insmod rpcrdma_cm.ko" insmod "$RPCRDMA_CM_KO"
