@@ -54,10 +54,12 @@ setup_rxe() {
 	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
 		rdma link add rxe0 type rxe netdev "$nic" || return 1
 	fi
-	for i in $(seq 1 40); do
+	for i in $(seq 1 120); do
 		rdma link show rxe0/1 2>/dev/null | grep -q "state ACTIVE" && return 0
 		sleep 0.25
 	done
+	echo "# rxe0 not ACTIVE after 30 s: $(rdma link show 2>&1)"
+	ip -o link show "$nic" | sed 's/^/# /'
 	return 1
 }
 
