@@ -2,14 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 """Connect to an RPC-over-RDMA listener with chosen CM private data.
 
-Usage: cm_probe.py ADDRESS PORT HEX
+Usage: cm_probe.py ADDRESS PORT HEX [READ_FILE COUNT]
 
 Sends HEX (any length up to 56 octets, "" for none) as the private data of
 the rdma_cm connect, prints the private data of the accept in hex (first
 line) and disconnects. Exit 0 when the connection was established.
+
+With READ_FILE and COUNT it first sends one NFSv4.0 COMPOUND (PUTROOTFH,
+LOOKUP READ_FILE, READ COUNT octets with the anonymous stateid) as an
+RPC-over-RDMA RDMA_MSG with no chunks at all, so the whole reply has to
+come inline, and prints a second line "proc=P err=E len=L": the reply's
+RPC-over-RDMA procedure (0 RDMA_MSG, 4 RDMA_ERROR), error code (2 is
+ERR_CHUNK) and the length of the Send received.
+
 Uses rdma-core's pyverbs (Debian python3-pyverbs), run with /usr/bin/python3.
 """
 
+import struct
 import sys
 
 import pyverbs.cm_enums as ce
@@ -25,6 +34,47 @@ def expect(channel, want):
         event.ack_cm_event()
         raise SystemExit(f"cm_probe: event {got}, expected {want}")
     return event
+
+
+def xdr_string(data):
+    """An XDR opaque/string: length, then data padded to 4 octets."""
+    return struct.pack(">I", len(data)) + data + b"\0" * (-len(data) % 4)
+
+
+def nfs4_read_call(xid, name, count):
+    """RPC-over-RDMA header + ONC RPC CALL of an NFSv4.0 COMPOUND."""
+    cred = struct.pack(">I", 0) + xdr_string(b"cm-probe") + struct.pack(">III", 0, 0, 0)
+    rpc = struct.pack(">IIIIII", xid, 0, 2, 100003, 4, 1)
+    rpc += struct.pack(">I", 1) + xdr_string(cred)  # AUTH_SYS, root
+    rpc += struct.pack(">II", 0, 0)  # verifier AUTH_NONE
+    rpc += xdr_string(b"") + struct.pack(">II", 0, 3)  # tag, minor 0, 3 ops
+    rpc += struct.pack(">I", 24)  # PUTROOTFH
+    rpc += struct.pack(">I", 15) + xdr_string(name)  # LOOKUP
+    rpc += struct.pack(">I", 25) + b"\0" * 16  # READ, anonymous stateid
+    rpc += struct.pack(">QI", 0, count)
+    # RPC-over-RDMA v1: xid, vers 1, credits 1, RDMA_MSG, no read list,
+    # no write list, no reply chunk.
+    return struct.pack(">IIIIIII", xid, 1, 1, 0, 0, 0, 0) + rpc
+
+
+def read_inline(cmid, name, count):
+    """Send the READ and report how the server answered."""
+    recv_mr = cmid.reg_msgs(65536)
+    cmid.post_recv(recv_mr)
+    msg = nfs4_read_call(0x52434d31, name, count)
+    send_mr = cmid.reg_msgs(len(msg))
+    send_mr.write(msg, len(msg))
+    cmid.post_send(send_mr, 2, len(msg))  # IBV_SEND_SIGNALED
+    cmid.get_send_comp()
+    wc = cmid.get_recv_comp()
+    if wc.status != 0:
+        raise SystemExit(f"cm_probe: receive completion status {wc.status}")
+    head = recv_mr.read(64, 0)
+    _, _, _, proc, err = struct.unpack(">IIIII", head[:20])
+    # After a 28-octet RDMA_MSG header: xid, REPLY, MSG_ACCEPTED, an empty
+    # verifier, SUCCESS, then the COMPOUND status.
+    status = struct.unpack(">I", head[52:56])[0] if proc == 0 else -1
+    print(f"proc={proc} err={err if proc == 4 else 0} len={wc.byte_len} nfs_status={status}")
 
 
 def main():
@@ -47,6 +97,8 @@ def main():
     reply = event.private_data or b""
     event.ack_cm_event()
     print(bytes(reply).hex())
+    if len(sys.argv) == 6:
+        read_inline(cmid, sys.argv[4].encode(), int(sys.argv[5]))
     cmid.disconnect()
     expect(channel, ce.RDMA_CM_EVENT_DISCONNECTED).ack_cm_event()
     cmid.close()
