@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The responder honours the receive size the requester advertised. A
+# userspace requester (cm_probe.py) advertises send/receive sizes in its
+# private data and sends an NFSv4.0 READ without any chunk, so the whole
+# Reply must come inline:
+#  - with rpcrdma_cm, a Reply above the requester's receive size is
+#    answered with RDMA_ERROR/ERR_CHUNK (RFC 8166 section 4.5.3), smaller
+#    ones come inline and never exceed the advertised size;
+#  - without it, the stock server sends the oversize Reply inline anyway.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+PROBE="/usr/bin/python3 $DIR/cm_probe.py"
+CLIENT_1K=f6ab0e1801000000 # send 1 KB, receive 1 KB, no RI
+CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
+
+ktap_print_header
+if ! /usr/bin/python3 -c 'import pyverbs.cmid' 2>/dev/null; then
+	ktap_skip_all "python3-pyverbs missing (make deps installs it)"
+	exit "$KSFT_SKIP"
+fi
+if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
+	ktap_skip_all "RPCRDMA_CM_KO not set"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 4
+
+nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
+ip=$(guest_ip "$nic")
+modprobe rpcrdma
+rmmod rpcrdma_cm 2>/dev/null
+start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+head -c 3000 /dev/urandom >"$NFS_EXPORT/big"
+head -c 500 /dev/urandom >"$NFS_EXPORT/small"
+
+# read_reply CLIENT_PDATA FILE COUNT: "proc=P err=E len=L nfs_status=S"
+read_reply() {
+	$PROBE "$ip" "$NFS_PORT" "$1" "$2" "$3" | tail -n 1
+}
+
+# The NFSv4 grace period (10 s here) refuses READ; wait it out.
+for _ in $(seq 1 30); do
+	case "$(read_reply $CLIENT_4K small 500)" in
+	*nfs_status=0) break ;;
+	esac
+	sleep 1
+done
+
+# expect CLIENT FILE COUNT inline|err_chunk MAX_LEN: the Reply is a
+# successful inline RDMA_MSG or an RDMA_ERROR/ERR_CHUNK, and its Send is at
+# most MAX_LEN octets.
+expect() {
+	local r len
+	r=$(read_reply "$1" "$2" "$3")
+	ktap_print_msg "$2 ($3 octets), client $1: $r"
+	case "$4:$r" in
+	"inline:proc=0 err=0 "*" nfs_status=0") ;;
+	"err_chunk:proc=4 err=2 "*) ;;
+	*) return 1 ;;
+	esac
+	len=${r#*len=}
+	len=${len%% *}
+	[ "$len" -le "$5" ]
+}
+
+stock_oversize() {
+	expect $CLIENT_1K big 3000 inline 65536 || return 1
+	local r len
+	r=$(read_reply $CLIENT_1K big 3000)
+	len=${r#*len=}
+	len=${len%% *}
+	[ "$len" -gt 1024 ]
+}
+ktap_test_result "stock server: 3000-octet Reply sent inline to a 1 KB requester" stock_oversize
+
+insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+ktap_test_result "rpcrdma_cm: the same Reply is answered with ERR_CHUNK" \
+	expect $CLIENT_1K big 3000 err_chunk 1024
+ktap_test_result "rpcrdma_cm: a 500-octet READ still comes inline within 1 KB" \
+	expect $CLIENT_1K small 500 inline 1024
+ktap_test_result "rpcrdma_cm: a 4 KB requester gets the 3000-octet Reply inline" \
+	expect $CLIENT_4K big 3000 inline 4096
+
+rmmod rpcrdma_cm
+stop_nfsd
+ktap_finished
