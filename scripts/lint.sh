@@ -58,6 +58,10 @@ no_unsafe() {
 }
 check unsafe-free-core no_unsafe
 
+run_checkpatch() {
+	(cd "$kdir" && scripts/checkpatch.pl --strict --no-tree -q --ignore FILE_PATH_CHANGES "$1")
+}
+
 shopt -s nullglob
 patches=(patches/*.patch)
 if [ ${#patches[@]} -eq 0 ]; then
@@ -66,9 +70,10 @@ elif [ -x "$kdir/scripts/checkpatch.pl" ]; then
 	for p in "${patches[@]}"; do
 		# FILE_PATH_CHANGES only asks whether MAINTAINERS needs an update
 		# for new files; those of patch 1 are covered by the existing
-		# include/linux/sunrpc/ and net/sunrpc/ patterns.
-		check "checkpatch $(basename "$p")" "$kdir/scripts/checkpatch.pl" --strict --no-tree -q \
-			--ignore FILE_PATH_CHANGES "$p"
+		# include/linux/sunrpc/ and net/sunrpc/ patterns. checkpatch runs
+		# from the kernel tree: inside this repository it would take the
+		# patch files for files of the repository's own history.
+		check "checkpatch $(basename "$p")" run_checkpatch "$RPCRDMA_CM_TOP/$p"
 	done
 else
 	echo "ok - checkpatch # SKIP no kernel tree"
