@@ -19,44 +19,52 @@ T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
 GUEST=$RPCRDMA_CM_TOP/scripts/guest.sh
 TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 
-W=$(mktemp -d /tmp/rpcrdma-cm-2g.XXXXXX)
-chmod 777 "$W"
+TOPW=$(mktemp -d /tmp/rpcrdma-cm-2g.XXXXXX)
 server_pid= client_pid=
 cleanup() {
 	[ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
 	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
 	wait 2>/dev/null
-	[ -n "${KEEP_TWO_GUEST_DIR:-}" ] || rm -rf "$W"
+	[ -n "${KEEP_TWO_GUEST_DIR:-}" ] || rm -rf "$TOPW"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-genv="KSFT_DIR=$KSFT_DIR"
+genv=("KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko")
+
+# run_pair DIR SERVER_PARAMS CLIENT_PARAMS: boot both guests on a fresh
+# link; PARAMS "" = stock, "-" = rpcrdma_cm with defaults, else its params.
+run_pair() {
+	local d=$1 port
+	mkdir -p "$d"
+	chmod 777 "$d"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$GUEST" --kdir "$kdir" --name rpcrdma-server --timeout "$TIMEOUT" --cpus 1 --memory 1G \
+		--net "listen:$port" --mac 52:54:00:00:02:01 --rwdir "$d" -- \
+		env "${genv[@]}" "$T/two_guest_server.sh" "$d" "$2" >"$d/server.console" 2>&1 &
+	server_pid=$!
+	# The client's QEMU must find the listening socket.
+	for _ in $(seq 1 100); do
+		ss -ltn "sport = :$port" | grep -q LISTEN && break
+		sleep 0.2
+	done
+	"$GUEST" --kdir "$kdir" --name rpcrdma-client --timeout "$TIMEOUT" --cpus 1 --memory 1G \
+		--net "connect:$port" --mac 52:54:00:00:02:02 --rwdir "$d" -- \
+		env "${genv[@]}" "$T/two_guest_client.sh" "$d" "$3" >"$d/client.console" 2>&1 &
+	client_pid=$!
+	wait "$client_pid"; client_pid=
+	wait "$server_pid"; server_pid=
+	for f in server-error client-error; do
+		[ -s "$d/$f" ] && ktap_print_msg "$f: $(cat "$d/$f")"
+	done
+}
 
 ktap_print_header
-ktap_set_plan 7
+ktap_set_plan 13
 
-"$GUEST" --kdir "$kdir" --name rpcrdma-server --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-	--net "listen:$port" --mac 52:54:00:00:02:01 --rwdir "$W" -- \
-	env "$genv" "$T/two_guest_server.sh" "$W" >"$W/server.console" 2>&1 &
-server_pid=$!
-# The client's QEMU must find the listening socket.
-for _ in $(seq 1 100); do
-	ss -ltn "sport = :$port" | grep -q LISTEN && break
-	sleep 0.2
-done
-"$GUEST" --kdir "$kdir" --name rpcrdma-client --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-	--net "connect:$port" --mac 52:54:00:00:02:02 --rwdir "$W" -- \
-	env "$genv" "$T/two_guest_client.sh" "$W" >"$W/client.console" 2>&1 &
-client_pid=$!
-wait "$client_pid"; client_pid=
-wait "$server_pid"; server_pid=
-
+W=$TOPW/stock
+run_pair "$W" "" ""
 show() { [ -s "$1" ] && sed 's/^/# /' "$1" | tail -n "${2:-20}"; }
-for f in server-error client-error; do
-	[ -s "$W/$f" ] && ktap_print_msg "$f: $(cat "$W/$f")"
-done
 
 ktap_test_result "server guest: rxe and nfsd up" test -e "$W/server-ready"
 ktap_test_result "client mounted the server over RDMA (proto=rdma)" \
@@ -74,8 +82,11 @@ ktap_test_result "capture holds RoCEv2 (UDP 4791) packets" roce_packets
 
 # IB CM ConnectRequest (attribute 0x0010) and ConnectReply (0x0013) of the
 # NFS connection (service id port 20049 = 0x4e51).
+cm_field_in() {
+	tshark -r "$1" -Y "$2" -T fields -e "$3" 2>/dev/null | head -1 | tr -d ':'
+}
 cm_field() {
-	tshark -r "$pcap" -Y "$1" -T fields -e "$2" 2>/dev/null | head -1 | tr -d ':'
+	cm_field_in "$pcap" "$1" "$2"
 }
 req=$(cm_field "infiniband.mad.attributeid == 0x0010" infiniband.cm.req.ip_cm.private)
 rep=$(cm_field "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
@@ -95,8 +106,57 @@ is_nfs_rdma_service() {
 }
 ktap_test_result "ConnectRequest is for port 20049" is_nfs_rdma_service "$service"
 
+# count_swi PCAP: packets with BTH opcode 22/23 (RC SEND_LAST/ONLY_WITH_INVALIDATE).
+count_swi() {
+	tshark -r "$1" -T fields -e infiniband.bth.opcode 2>/dev/null | grep -cxE '22|23'
+}
+# local_inv DIR: the client's local_inv_needed (25th number after "rdma").
+local_inv() {
+	awk '/xprt:.*rdma/ { for (i = 1; i <= NF; i++) if ($i == "rdma") { print $(i + 25); exit } }' \
+		"$1/client-mountstats"
+}
+
+# rpcrdma_cm on both ends, defaults: Remote Invalidation negotiated.
+RI=$TOPW/ri-on
+run_pair "$RI" - -
+ktap_test_result "rpcrdma_cm both ends: mount and 256 KiB byte-exact" grep -qx ok "$RI/client-data"
+rep_flags() {
+	local rep
+	rep=$(cm_field_in "$RI/server.pcap" "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
+	ktap_print_msg "ConnectReply private data with rpcrdma_cm: ${rep:0:16}"
+	[ "${rep:0:12}" = f6ab0e180101 ]
+}
+ktap_test_result "rpcrdma_cm server advertises Remote Invalidation (flags 01)" rep_flags
+ri_on_swi() {
+	local n
+	n=$(count_swi "$RI/server.pcap")
+	ktap_print_msg "RI on: SEND_WITH_INVALIDATE packets $n, client local_inv_needed $(local_inv "$RI")"
+	[ "$n" -gt 0 ]
+}
+ktap_test_result "RI on: replies use Send With Invalidate on the wire" ri_on_swi
+
+# Server refuses Remote Invalidation by parameter.
+NORI=$TOPW/ri-off
+run_pair "$NORI" remote_invalidation=N -
+ktap_test_result "server remote_invalidation=N: mount and 256 KiB byte-exact" grep -qx ok "$NORI/client-data"
+ri_off_no_swi() {
+	local n
+	n=$(count_swi "$NORI/server.pcap")
+	ktap_print_msg "RI off: SEND_WITH_INVALIDATE packets $n, client local_inv_needed $(local_inv "$NORI")"
+	[ "$n" -eq 0 ]
+}
+ktap_test_result "RI off: no Send With Invalidate on the wire" ri_off_no_swi
+more_local_inv() {
+	local on off
+	on=$(local_inv "$RI") off=$(local_inv "$NORI")
+	[ -n "$on" ] && [ -n "$off" ] && [ "$off" -gt "$on" ]
+}
+ktap_test_result "RI off: the client needs more LocalInv than with RI on" more_local_inv
+
 if [ "$KTAP_CNT_FAIL" -gt 0 ]; then
-	ktap_print_msg "server console:"; show "$W/server.console" 30
-	ktap_print_msg "client console:"; show "$W/client.console" 30
+	for d in "$W" "$RI" "$NORI"; do
+		ktap_print_msg "$d server console:"; show "$d/server.console" 30
+		ktap_print_msg "$d client console:"; show "$d/client.console" 30
+	done
 fi
 ktap_finished

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Client half of the two-guest test (scripts/two-guest.sh runs it in the
-# client guest). Usage: two_guest_client.sh SHARED_DIR
+# client guest). Usage: two_guest_client.sh SHARED_DIR [MODULE_PARAMS]
+#
+# With MODULE_PARAMS ("-" for none), rpcrdma_cm is loaded with them first.
 #
 # Puts 192.0.2.2/24 on the link NIC, brings up rxe, waits for the server,
 # mounts it over RDMA (NFSv4.2), copies a file both ways and records the
@@ -12,6 +14,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
 W=${1:?shared directory}
+MODULE_PARAMS=${2:-}
 
 finish() {
 	touch "$W/client-done"
@@ -25,6 +28,11 @@ setup_rxe "$nic" || { echo "rxe failed" >"$W/client-error"; exit 1; }
 wait_for_file 300 "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
 
 modprobe rpcrdma
+if [ -n "$MODULE_PARAMS" ]; then
+	[ "$MODULE_PARAMS" = - ] && MODULE_PARAMS=
+	# shellcheck disable=SC2086
+	insmod "$RPCRDMA_CM_KO" $MODULE_PARAMS || { echo "insmod failed" >"$W/client-error"; exit 1; }
+fi
 mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }
 mount_options >"$W/client-mount-options"
 echo "$nic" >"$W/client-nic"

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Server half of the two-guest test (scripts/two-guest.sh runs it in the
-# server guest). Usage: two_guest_server.sh SHARED_DIR
+# server guest). Usage: two_guest_server.sh SHARED_DIR [MODULE_PARAMS]
+#
+# With MODULE_PARAMS ("-" for none), rpcrdma_cm ($RPCRDMA_CM_KO) is loaded
+# with them before nfsd starts; without, the server is stock.
 #
 # Puts 192.0.2.1/24 on the link NIC, brings up rxe and nfsd, captures RoCEv2
 # (UDP 4791) on the NIC while the client works, and leaves the capture and
@@ -12,12 +15,19 @@ DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
 W=${1:?shared directory}
+MODULE_PARAMS=${2:-}
 
 nic=$(link_nic)
 ip link set "$nic" up
 ip addr add 192.0.2.1/24 dev "$nic"
 echo "$nic" >"$W/server-nic"
 setup_rxe "$nic" || { echo "rxe failed" >"$W/server-error"; exit 1; }
+if [ -n "$MODULE_PARAMS" ]; then
+	[ "$MODULE_PARAMS" = - ] && MODULE_PARAMS=
+	modprobe rpcrdma
+	# shellcheck disable=SC2086
+	insmod "$RPCRDMA_CM_KO" $MODULE_PARAMS || { echo "insmod failed" >"$W/server-error"; exit 1; }
+fi
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 
 tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap udp port 4791 2>"$W/tcpdump.log" &
