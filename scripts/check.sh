@@ -18,6 +18,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RPCRDMA_CM_TOP"
 
+# Every guest of this run carries this tag in its QEMU -name.
+export RPCRDMA_CM_GUEST_TAG=check$$
 logs=$RPCRDMA_CM_TOP/build/check
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -118,8 +120,8 @@ note "done in $(($(date +%s) - start)) s"
 for f in "${failures[@]}"; do
 	echo "FAILED: $f"
 done
-if [ "$(pgrep -c qemu-system)" != 0 ]; then
-	echo "check: QEMU processes left behind!" >&2
+if pgrep -f "qemu-system.*-name [^ ]*-$RPCRDMA_CM_GUEST_TAG" >/dev/null; then
+	echo "check: QEMU processes of this run left behind!" >&2
 	count "no QEMU process outlives the run" 1
 fi
 echo "$passed passed, $failed failed, $skipped skipped"

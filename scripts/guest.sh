@@ -40,6 +40,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || rpcrdma_cm_die "no command given"
+# A tag in the guest name lets a caller find its own QEMU processes.
+[ -z "${RPCRDMA_CM_GUEST_TAG:-}" ] || name=$name-$RPCRDMA_CM_GUEST_TAG
 [ -n "$kdir" ] || kdir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
 [ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no kernel in $kdir: run 'make kernel'"
 [ -x "$VNG" ] || rpcrdma_cm_die "virtme-ng missing: run 'make deps'"
@@ -87,7 +89,7 @@ kvm_usable() {
 	stamp="$RPCRDMA_CM_CACHE/kvm-probe-$( (hostname; grep -m1 'model name' /proc/cpuinfo) | sha256sum | cut -c1-12)"
 	if [ ! -f "$stamp" ]; then
 		mkdir -p "$RPCRDMA_CM_CACHE"
-		if (cd "$kdir" && run_group 45 "$VNG" --run . --exec true </dev/null >/dev/null 2>&1); then
+		if (cd "$kdir" && run_group 45 "$VNG" --run . --name "kvm-probe${RPCRDMA_CM_GUEST_TAG:+-$RPCRDMA_CM_GUEST_TAG}" --exec true </dev/null >/dev/null 2>&1); then
 			echo yes >"$stamp"
 		else
 			echo no >"$stamp"
