@@ -18,14 +18,8 @@ STATS=$D/rpcrdma_cm/stats
 PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 
 ktap_print_header
-if ! /usr/bin/python3 -c 'import pyverbs.cmid' 2>/dev/null; then
-	ktap_skip_all "python3-pyverbs missing (make deps installs it)"
-	exit "$KSFT_SKIP"
-fi
-if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
-	ktap_skip_all "RPCRDMA_CM_KO not set"
-	exit "$KSFT_SKIP"
-fi
+require_pyverbs
+require_module_ko
 
 # name|private data sent ("none": no private data)|counter that must rise
 # IB and RoCE pad the CM area (56 octets in a REQ) with zeros, so nothing

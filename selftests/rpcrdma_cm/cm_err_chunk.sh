@@ -20,14 +20,8 @@ CLIENT_1K=f6ab0e1801000000 # send 1 KB, receive 1 KB, no RI
 CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
 
 ktap_print_header
-if ! /usr/bin/python3 -c 'import pyverbs.cmid' 2>/dev/null; then
-	ktap_skip_all "python3-pyverbs missing (make deps installs it)"
-	exit "$KSFT_SKIP"
-fi
-if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
-	ktap_skip_all "RPCRDMA_CM_KO not set"
-	exit "$KSFT_SKIP"
-fi
+require_pyverbs
+require_module_ko
 ktap_set_plan 4
 
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"

@@ -24,10 +24,7 @@ CONN=$D/rpcrdma_cm/connections
 P=/sys/module/rpcrdma_cm/parameters
 
 ktap_print_header
-if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
-	ktap_skip_all "RPCRDMA_CM_KO not set"
-	exit "$KSFT_SKIP"
-fi
+require_module_ko
 ktap_set_plan $(( $(echo $SIZES | wc -w) ** 2 + 6 ))
 
 mountpoint -q $T || mount -t tracefs nodev $T

@@ -12,10 +12,7 @@ skip_unless_root
 
 CYCLES=50
 ktap_print_header
-if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
-	ktap_skip_all "RPCRDMA_CM_KO not set"
-	exit "$KSFT_SKIP"
-fi
+require_module_ko
 ktap_set_plan 5
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug

@@ -126,6 +126,22 @@ wait_for_file() {
 	[ -e "$f" ]
 }
 
+# Skip the whole test (after its KTAP header) without the module...
+require_module_ko() {
+	if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
+		ktap_skip_all "RPCRDMA_CM_KO not set"
+		exit "$KSFT_SKIP"
+	fi
+}
+
+# ... or without rdma-core's Python bindings (for cm_probe.py).
+require_pyverbs() {
+	if ! /usr/bin/python3 -c 'import pyverbs.cmid' 2>/dev/null; then
+		ktap_skip_all "python3-pyverbs missing (make deps installs it)"
+		exit "$KSFT_SKIP"
+	fi
+}
+
 skip_unless_root() {
 	if [ "$(id -u)" -ne 0 ]; then
 		ktap_skip_all "must run as root"
