@@ -314,6 +314,16 @@ fn advertise(
     Ok((MESSAGE_LEN, Some(msg)))
 }
 
+/// The limits this side negotiates with: its own if it advertised them,
+/// else what the peer assumes about a side that sent nothing.
+fn negotiating_as(limits: &LocalLimits, advertised: bool) -> &LocalLimits {
+    if advertised {
+        limits
+    } else {
+        &LocalLimits::RFC_DEFAULT
+    }
+}
+
 fn outcome(n: &Negotiated) -> Outcome {
     Outcome {
         send_threshold: n.send_threshold.bytes(),
@@ -345,7 +355,7 @@ impl rdma_cm::Operations for CmState {
             let p = shim::params();
             (local_limits(local, None, None, p.remote_invalidation), true)
         });
-        let n = negotiate(&limits, &peer);
+        let n = negotiate(negotiating_as(&limits, sent), &peer);
         self.stats(Role::Requester).record(&peer, &n, sent);
         self.with_entry(conn.cookie(), |e| {
             e.set_peer(peer_pdata, peer);
@@ -370,7 +380,7 @@ impl rdma_cm::Operations for CmState {
             p.remote_invalidation,
         );
         let (len, advertised) = advertise(&limits, p.send_private_data, local, pdata)?;
-        let n = negotiate(&limits, &peer);
+        let n = negotiate(negotiating_as(&limits, advertised.is_some()), &peer);
         self.stats(Role::Responder)
             .record(&peer, &n, advertised.is_some());
         let mut entry = Entry::new(conn, limits, advertised);

@@ -8,7 +8,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
-ko=$RPCRDMA_CM_TOP/rpcrdma_cm.ko
+ko=${RPCRDMA_CM_KO:-$RPCRDMA_CM_TOP/rpcrdma_cm.ko}
 [ -f "$ko" ] || rpcrdma_cm_die "$ko missing: run 'make'"
 log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
 trap 'rm -f "$log"' EXIT

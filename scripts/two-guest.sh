@@ -60,7 +60,7 @@ run_pair() {
 }
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 16
 
 W=$TOPW/stock
 run_pair "$W" "" ""
@@ -153,8 +153,29 @@ more_local_inv() {
 }
 ktap_test_result "RI off: the client needs more LocalInv than with RI on" more_local_inv
 
+# The client sends no private data; the server (rpcrdma_cm) must treat it
+# as 1024/1024 without Remote Invalidation, and the client must negotiate
+# as the server sees it, or the server's ERR_CHUNK would break the mount.
+OFF=$TOPW/client-pdata-off
+run_pair "$OFF" - send_private_data=N
+ktap_test_result "client without private data: mount and 256 KiB byte-exact" grep -qx ok "$OFF/client-data"
+req_zero() {
+	local req
+	req=$(cm_field_in "$OFF/server.pcap" "infiniband.mad.attributeid == 0x0010" \
+		infiniband.cm.req.ip_cm.private)
+	ktap_print_msg "ConnectRequest private data: ${req:0:16}"
+	[ -n "$req" ] && [ -z "${req//0/}" ]
+}
+ktap_test_result "client without private data: ConnectRequest carries only zeros" req_zero
+client_default() {
+	sed 's/^/# /' "$OFF/client-connections"
+	grep -q 'role=requester .*send_threshold=1024 recv_threshold=1024 remote_inv=0' \
+		"$OFF/client-connections"
+}
+ktap_test_result "client without private data negotiates 1024/1024, no RI" client_default
+
 if [ "$KTAP_CNT_FAIL" -gt 0 ]; then
-	for d in "$W" "$RI" "$NORI"; do
+	for d in "$W" "$RI" "$NORI" "$OFF"; do
 		ktap_print_msg "$d server console:"; show "$d/server.console" 30
 		ktap_print_msg "$d client console:"; show "$d/client.console" 30
 	done

@@ -404,6 +404,25 @@ pub struct LocalLimits {
 }
 
 impl LocalLimits {
+    /// What the peer assumes about a side that sends no private data
+    /// (RFC 8797 section 5): 1024/1024 and no Remote Invalidation. A side
+    /// that sends nothing must negotiate with these, not its real limits,
+    /// or it would expect inline messages the peer will never send and send
+    /// ones the peer does not expect.
+    ///
+    /// ```
+    /// # use rpcrdma_cm_proto::cm_private::*;
+    /// let peer = PrivateMessage::decode(&[0xf6, 0xab, 0x0e, 0x18, 1, 1, 15, 15]);
+    /// let n = negotiate(&LocalLimits::RFC_DEFAULT, &peer);
+    /// assert_eq!((n.send_threshold.bytes(), n.recv_threshold.bytes()), (1024, 1024));
+    /// assert!(!n.remote_invalidation);
+    /// ```
+    pub const RFC_DEFAULT: LocalLimits = LocalLimits {
+        max_send: InlineSize::DEFAULT,
+        max_recv: InlineSize::DEFAULT,
+        remote_invalidation: false,
+    };
+
     /// The message this side advertises.
     pub const fn advertisement(&self) -> PrivateMessage {
         PrivateMessage::new(

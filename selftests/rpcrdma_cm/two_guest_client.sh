@@ -35,6 +35,10 @@ if [ -n "$MODULE_PARAMS" ]; then
 fi
 mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }
 mount_options >"$W/client-mount-options"
+if [ -d /sys/module/rpcrdma_cm ]; then
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+	cat /sys/kernel/debug/rpcrdma_cm/connections >"$W/client-connections"
+fi
 echo "$nic" >"$W/client-nic"
 head -c 262144 /dev/urandom >/tmp/payload
 cp /tmp/payload "$MNT/payload" && sync && echo 3 >/proc/sys/vm/drop_caches
