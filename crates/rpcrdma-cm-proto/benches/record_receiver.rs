@@ -30,6 +30,20 @@ impl RecordSink for Discard {
     }
 }
 
+/// Feed `stream` in slices of `slice` octets to a fresh receiver with a
+/// [`Discard`] sink; returns the number of records.
+fn receive_discarding(stream: &[u8], slice: usize, limits: Limits) -> u64 {
+    let mut rx = RecordReceiver::new(limits);
+    let mut sink = Discard {
+        octets: 0,
+        records: 0,
+    };
+    for piece in stream.chunks(slice) {
+        rx.feed(black_box(piece), 0, &mut sink).unwrap();
+    }
+    sink.records
+}
+
 /// A stream of `count` records of `len` octets, each in fragments of `frag`.
 fn stream(count: usize, len: usize, frag: u32) -> Vec<u8> {
     let msg: Vec<u8> = (0..len).map(|i| i as u8).collect();
@@ -94,17 +108,7 @@ fn main() {
         "receiver, zero-copy sink, 64 KiB reads",
         big.len(),
         20,
-        || {
-            let mut rx = RecordReceiver::new(limits);
-            let mut sink = Discard {
-                octets: 0,
-                records: 0,
-            };
-            for chunk in big.chunks(64 * 1024) {
-                rx.feed(chunk, 0, &mut sink).unwrap();
-            }
-            assert_eq!(sink.records, 256);
-        },
+        || assert_eq!(receive_discarding(&big, 64 * 1024, limits), 256),
     );
     let mut asm_buf = vec![0u8; 64 * 1024];
     let asm = report(
@@ -133,17 +137,7 @@ fn main() {
         "receiver, zero-copy sink, 8 KiB fragments",
         fragged.len(),
         20,
-        || {
-            let mut rx = RecordReceiver::new(limits);
-            let mut sink = Discard {
-                octets: 0,
-                records: 0,
-            };
-            for chunk in fragged.chunks(64 * 1024) {
-                rx.feed(chunk, 0, &mut sink).unwrap();
-            }
-            assert_eq!(sink.records, 256);
-        },
+        || assert_eq!(receive_discarding(&fragged, 64 * 1024, limits), 256),
     );
 
     // Worst case: one octet per feed call.
@@ -156,15 +150,7 @@ fn main() {
         black_box(&dst1);
     });
     let one = report("receiver, 1-octet input slices", small.len(), 5, || {
-        let mut rx = RecordReceiver::new(limits);
-        let mut sink = Discard {
-            octets: 0,
-            records: 0,
-        };
-        for b in small.chunks(1) {
-            rx.feed(black_box(b), 0, &mut sink).unwrap();
-        }
-        assert_eq!(sink.records, 64);
+        assert_eq!(receive_discarding(&small, 1, limits), 64)
     });
 
     println!();
