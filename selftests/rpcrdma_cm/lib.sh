@@ -43,6 +43,27 @@ link_nic() {
 	return 1
 }
 
+# link_up ADDR/PREFIX: put the address on the link NIC (two-guest tests)
+# and bring up rxe on it; prints the NIC's name.
+link_up() {
+	local nic
+	nic=$(link_nic) || return 1
+	ip link set "$nic" up && ip addr add "$1" dev "$nic" || return 1
+	setup_rxe "$nic" >&2 || return 1
+	echo "$nic"
+}
+
+# load_rpcrdma_cm PARAMS: "" loads nothing (stock), "-" loads rpcrdma_cm
+# with its defaults, anything else is passed to insmod as parameters.
+load_rpcrdma_cm() {
+	modprobe rpcrdma || return 1
+	[ -n "$1" ] || return 0
+	local params=$1
+	[ "$params" = - ] && params=
+	# shellcheck disable=SC2086
+	insmod "$RPCRDMA_CM_KO" $params
+}
+
 guest_ip() {
 	ip -o -4 addr show dev "$1" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
 }

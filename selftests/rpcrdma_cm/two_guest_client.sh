@@ -21,18 +21,9 @@ finish() {
 }
 trap finish EXIT
 
-nic=$(link_nic)
-ip link set "$nic" up
-ip addr add 192.0.2.2/24 dev "$nic"
-setup_rxe "$nic" || { echo "rxe failed" >"$W/client-error"; exit 1; }
+nic=$(link_up 192.0.2.2/24) || { echo "link or rxe failed" >"$W/client-error"; exit 1; }
 wait_for_file 300 "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
-
-modprobe rpcrdma
-if [ -n "$MODULE_PARAMS" ]; then
-	[ "$MODULE_PARAMS" = - ] && MODULE_PARAMS=
-	# shellcheck disable=SC2086
-	insmod "$RPCRDMA_CM_KO" $MODULE_PARAMS || { echo "insmod failed" >"$W/client-error"; exit 1; }
-fi
+load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/client-error"; exit 1; }
 mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }
 mount_options >"$W/client-mount-options"
 if [ -d /sys/module/rpcrdma_cm ]; then

@@ -17,17 +17,9 @@ DIR=$(dirname "$(readlink -f "$0")")
 W=${1:?shared directory}
 MODULE_PARAMS=${2:-}
 
-nic=$(link_nic)
-ip link set "$nic" up
-ip addr add 192.0.2.1/24 dev "$nic"
+nic=$(link_up 192.0.2.1/24) || { echo "link or rxe failed" >"$W/server-error"; exit 1; }
 echo "$nic" >"$W/server-nic"
-setup_rxe "$nic" || { echo "rxe failed" >"$W/server-error"; exit 1; }
-if [ -n "$MODULE_PARAMS" ]; then
-	[ "$MODULE_PARAMS" = - ] && MODULE_PARAMS=
-	modprobe rpcrdma
-	# shellcheck disable=SC2086
-	insmod "$RPCRDMA_CM_KO" $MODULE_PARAMS || { echo "insmod failed" >"$W/server-error"; exit 1; }
-fi
+load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/server-error"; exit 1; }
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 
 tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap udp port 4791 2>"$W/tcpdump.log" &
