@@ -20,6 +20,7 @@
 # ends, every process of its process group (vng and QEMU) is killed.
 # KVM: RPCRDMA_CM_KVM=1 forces it, 0 forbids it, auto (default) uses it
 # only after a probe boot with KVM succeeded once on this machine.
+# RPCRDMA_CM_GUEST_CONSOLE=1 shows the guest's kernel console on stderr.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -100,6 +101,7 @@ kvm_usable() {
 }
 accel_args=()
 kvm_usable || accel_args=(--disable-kvm)
+[ "${RPCRDMA_CM_GUEST_CONSOLE:-0}" = 1 ] && accel_args+=(--verbose)
 
 cmd=$(printf '%q ' "$@")
 cd "$kdir"

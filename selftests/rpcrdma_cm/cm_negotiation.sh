@@ -4,8 +4,9 @@
 # RFC 8797 negotiation through rpcrdma_cm, client and server in one guest
 # (both ends of every connection are visible in debugfs):
 #  - threshold matrix: client-advertised x server-advertised sizes; both
-#    sides' debugfs lines and the client's rpcrdma:xprtrdma_inline_thresh
-#    tracepoint follow the min() rule;
+#    sides' debugfs lines, the client's rpcrdma:xprtrdma_inline_thresh
+#    tracepoint and both sides' rpcrdma:{xprtrdma,svcrdma}_cm_private
+#    tracepoints follow the min() rule and show what each side sent;
 #  - private data off: both ends see a non-conforming peer and fall back
 #    to 1024/1024 without Remote Invalidation; the mount still works;
 #  - debugfs lines go away when the connection closes;
@@ -33,7 +34,9 @@ nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device
 ip=$(guest_ip "$nic")
 modprobe rpcrdma
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
-echo 1 >$T/events/rpcrdma/xprtrdma_inline_thresh/enable
+for e in xprtrdma_inline_thresh xprtrdma_cm_private svcrdma_cm_private; do
+	echo 1 >$T/events/rpcrdma/$e/enable
+done
 
 # field ROLE KEY: the value of KEY on the ROLE line of debugfs.
 field() {
@@ -45,26 +48,65 @@ traced_neg() {
 	grep -o 'neg send/recv=[0-9]*/[0-9]*' $T/trace | tail -1 | cut -d= -f2
 }
 
-# mount_and_check WANT_SEND WANT_RECV WANT_RI: mount, write a file,
-# compare both sides' negotiated values and the tracepoint.
-mount_and_check() {
-	local want=$1 want_ri=$2 ok=0 k
-	echo >$T/trace
-	mount_rdma "$ip" 4.2 || { ktap_print_msg "mount failed"; return 1; }
-	echo hello >"$MNT/probe" && [ "$(cat "$MNT/probe")" = hello ] || ok=1
-	for k in requester responder; do
-		local s r ri
-		s=$(field $k send_threshold) r=$(field $k recv_threshold) ri=$(field $k remote_inv)
-		if [ "$s/$r/$ri" != "$want/$want/$want_ri" ]; then
-			ktap_print_msg "$k: send/recv/ri $s/$r/$ri, want $want/$want/$want_ri"
+# traced EVENT KEY: KEY's value in the newest EVENT line of the trace.
+traced() {
+	grep " $1: " $T/trace | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# traced_is EVENT KEY=VALUE...: the newest EVENT line has these values.
+traced_is() {
+	local ev=$1 kv ok=0
+	shift
+	for kv in "$@"; do
+		if [ "$(traced "$ev" "${kv%%=*}")" != "${kv#*=}" ]; then
+			ktap_print_msg "$ev: ${kv%%=*}=$(traced "$ev" "${kv%%=*}"), want ${kv#*=}"
 			ok=1
 		fi
 	done
+	return $ok
+}
+
+# mount_and_check WANT RI BY [CLIENT SERVER]: mount, write a file, compare
+# both sides' negotiated values (WANT/WANT, Remote Invalidation RI = 1 or
+# 0) in debugfs and the tracepoints; BY is "module" or "stock". With
+# CLIENT and SERVER, each side's tracepoint must also show that it
+# advertised its own size and decoded the peer's.
+mount_and_check() {
+	local want=$1 want_ri=$2 by=$3 c=$4 s=$5 ok=0 k ri=off
+	[ "$want_ri" = 1 ] && ri=on
+	echo >$T/trace
+	mount_rdma "$ip" 4.2 || { ktap_print_msg "mount failed"; return 1; }
+	echo hello >"$MNT/probe" && [ "$(cat "$MNT/probe")" = hello ] || ok=1
+	if [ "$by" = module ]; then
+		for k in requester responder; do
+			local got
+			got=$(field $k send_threshold)/$(field $k recv_threshold)/$(field $k remote_inv)
+			if [ "$got" != "$want/$want/$want_ri" ]; then
+				ktap_print_msg "$k: send/recv/ri $got, want $want/$want/$want_ri"
+				ok=1
+			fi
+		done
+	fi
 	if [ "$(traced_neg)" != "$want/$want" ]; then
 		ktap_print_msg "tracepoint neg send/recv=$(traced_neg), want $want/$want"
 		ok=1
 	fi
-	[ $ok = 0 ] || sed 's/^/# /' $CONN
+	traced_is xprtrdma_cm_private by=$by send_threshold=$want \
+		recv_threshold=$want remote_inv=$ri || ok=1
+	traced_is svcrdma_cm_private by=$by recv_threshold=$want || ok=1
+	# Stock svcrdma uses Send With Invalidate whenever the client offers
+	# it, without offering it itself; stock_check looks at that.
+	if [ "$by" = module ]; then
+		traced_is svcrdma_cm_private remote_inv=$ri || ok=1
+	fi
+	if [ -n "$c" ]; then
+		traced_is xprtrdma_cm_private sent_v1=yes sent_send="$c" sent_recv="$c" \
+			peer_v1=yes peer_send="$s" peer_recv="$s" || ok=1
+		traced_is svcrdma_cm_private send_threshold="$want" sent_v1=yes \
+			sent_send="$s" sent_recv="$s" peer_v1=yes peer_send="$c" \
+			peer_recv="$c" || ok=1
+	fi
+	[ $ok = 0 ] || { sed 's/^/# /' $CONN; grep _cm_private $T/trace | sed 's/^/# /'; }
 	rm -f "$MNT/probe"
 	umount_rdma
 	return $ok
@@ -80,8 +122,8 @@ for c in $SIZES; do
 		echo "$s" >$P/responder_send_size
 		echo "$s" >$P/responder_recv_size
 		min=$((c < s ? c : s))
-		ktap_test_result "client $c x server $s: both sides and the tracepoint use $min" \
-			mount_and_check "$min" 1
+		ktap_test_result "client $c x server $s: both sides and the tracepoints use $min" \
+			mount_and_check "$min" 1 module "$c" "$s"
 	done
 done
 
@@ -102,7 +144,9 @@ for p in requester_send_size requester_recv_size responder_send_size responder_r
 done
 echo N >$P/send_private_data
 off_check() {
-	mount_and_check 1024 0 || return 1
+	mount_and_check 1024 0 module || return 1
+	traced_is xprtrdma_cm_private sent_len=0 peer_v1=no &&
+		traced_is svcrdma_cm_private sent_len=0 peer_v1=no || return 1
 	grep -q "requester.*private_data_off=1" $D/rpcrdma_cm/stats &&
 		grep -q "responder.*private_data_off=1" $D/rpcrdma_cm/stats
 }
@@ -116,22 +160,23 @@ ktap_test_result "private data off: the peer's absence is counted as non-conform
 echo Y >$P/send_private_data
 
 ktap_test_result "module defaults: 4096/4096 with Remote Invalidation (stock sizes)" \
-	mount_and_check 4096 1
+	mount_and_check 4096 1 module 4096 4096
 unloaded() {
 	rmmod rpcrdma_cm && [ ! -e $D/rpcrdma_cm ]
 }
 ktap_test_result "rmmod rpcrdma_cm: debugfs directory gone" unloaded
 
+# Stock: the server offers no Remote Invalidation (flags 0) but uses it
+# because the client always offers it, and does not limit its Replies
+# (send_threshold=0).
 stock_check() {
-	echo >$T/trace
-	mount_rdma "$ip" 4.2 || return 1
-	local neg
-	neg=$(traced_neg)
-	umount_rdma
-	ktap_print_msg "stock: neg send/recv=$neg"
-	[ "$neg" = 4096/4096 ]
+	mount_and_check 4096 0 stock || return 1
+	traced_is svcrdma_cm_private remote_inv=on send_threshold=0 sent=f6ab0e1801000303 \
+		peer=f6ab0e1801010303 &&
+		traced_is xprtrdma_cm_private sent=f6ab0e1801010303 \
+			peer=f6ab0e1801000303
 }
-ktap_test_result "module unloaded: stock negotiation 4096/4096" stock_check
+ktap_test_result "module unloaded: stock negotiation 4096/4096, tracepoints say by=stock" stock_check
 
 stop_nfsd
 ktap_finished

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Connect to an RPC-over-RDMA listener with chosen CM private data.
 
-Usage: cm_probe.py ADDRESS PORT HEX [READ_FILE COUNT]
+Usage: cm_probe.py [--times N] ADDRESS PORT HEX [READ_FILE COUNT]
 
 Sends HEX (any length up to 56 octets, "" for none) as the private data of
 the rdma_cm connect, prints the private data of the accept in hex (first
@@ -14,6 +14,9 @@ RPC-over-RDMA RDMA_MSG with no chunks at all, so the whole reply has to
 come inline, and prints a second line "proc=P err=E len=L": the reply's
 RPC-over-RDMA procedure (0 RDMA_MSG, 4 RDMA_ERROR), error code (2 is
 ERR_CHUNK) and the length of the Send received.
+
+With --times N it connects, reads (if asked) and disconnects N times in a
+row, printing the lines of the last connection only.
 
 Uses rdma-core's pyverbs (Debian python3-pyverbs), run with /usr/bin/python3.
 """
@@ -77,9 +80,8 @@ def read_inline(cmid, name, count):
     print(f"proc={proc} err={err if proc == 4 else 0} len={wc.byte_len} nfs_status={status}")
 
 
-def main():
-    addr, port, hexdata = sys.argv[1], sys.argv[2], sys.argv[3]
-    pdata = bytes.fromhex(hexdata)
+def connect_once(addr, port, pdata, read_args, quiet):
+    """One connection: connect, optionally READ inline, disconnect."""
     channel = CMEventChannel()
     cmid = CMID(creator=channel, port_space=ce.RDMA_PS_TCP)
     info = AddrInfo(dst=addr, dst_service=port, port_space=ce.RDMA_PS_TCP)
@@ -96,13 +98,29 @@ def main():
     event = expect(channel, ce.RDMA_CM_EVENT_ESTABLISHED)
     reply = event.private_data or b""
     event.ack_cm_event()
-    print(bytes(reply).hex())
-    if len(sys.argv) == 6:
-        read_inline(cmid, sys.argv[4].encode(), int(sys.argv[5]))
+    if not quiet:
+        print(bytes(reply).hex())
+    if read_args and not quiet:
+        read_inline(cmid, read_args[0].encode(), int(read_args[1]))
     cmid.disconnect()
     expect(channel, ce.RDMA_CM_EVENT_DISCONNECTED).ack_cm_event()
     cmid.close()
     channel.close()
+
+
+def main():
+    """Parse the command line and make the connection(s)."""
+    args = sys.argv[1:]
+    times = 1
+    if args[:1] == ["--times"]:
+        times = int(args[1])
+        args = args[2:]
+    if len(args) not in (3, 5) or times < 1:
+        raise SystemExit(__doc__)
+    addr, port, hexdata = args[:3]
+    pdata = bytes.fromhex(hexdata)
+    for i in range(times):
+        connect_once(addr, port, pdata, args[3:], quiet=i < times - 1)
 
 
 if __name__ == "__main__":
