@@ -60,6 +60,7 @@ struct Entry {
 }
 
 impl Entry {
+    /// A connection this side has just advertised `advertised` on.
     fn new(conn: &Conn, limits: LocalLimits, advertised: Option<PrivateMessage>) -> Entry {
         Entry {
             cookie: conn.cookie(),
@@ -75,6 +76,7 @@ impl Entry {
         }
     }
 
+    /// Keep the peer's raw private data and how it decoded.
     fn set_peer(&mut self, raw: &[u8], msg: Result<PrivateMessage, Nonconformance>) {
         let n = raw.len().min(RAW_KEPT);
         self.peer_raw[..n].copy_from_slice(&raw[..n]);
@@ -137,6 +139,7 @@ impl fmt::Display for Entry {
     }
 }
 
+/// The role as debugfs spells it.
 fn role_name(role: Role) -> &'static str {
     match role {
         Role::Requester => "requester",
@@ -156,6 +159,7 @@ struct RoleStats {
 }
 
 impl RoleStats {
+    /// Count one negotiated connection; `sent`: this side sent private data.
     fn record(&self, peer: &Result<PrivateMessage, Nonconformance>, n: &Negotiated, sent: bool) {
         self.connections.fetch_add(1, Relaxed);
         match peer {
@@ -198,6 +202,7 @@ const CAUSES: [&str; Nonconformance::COUNT] = [
 ];
 
 impl CmState {
+    /// Empty table, zero counters.
     fn new() -> impl PinInit<Self> {
         pin_init!(CmState {
             table <- new_mutex!(KVec::new(), "rpcrdma_cm::table"),
@@ -206,6 +211,7 @@ impl CmState {
         })
     }
 
+    /// The counters of `role`.
     fn stats(&self, role: Role) -> &RoleStats {
         match role {
             Role::Requester => &self.requester,
@@ -233,6 +239,7 @@ impl CmState {
             .map(f)
     }
 
+    /// Forget the connection of `cookie`.
     fn remove(&self, cookie: usize) {
         let mut table = self.table.lock();
         for slot in table.iter_mut() {
@@ -242,6 +249,7 @@ impl CmState {
         }
     }
 
+    /// debugfs `connections`: one line per live connection.
     fn show_connections(&self, out: &mut dyn fmt::Write) {
         let table = self.table.lock();
         for e in table.iter().flatten() {
@@ -249,6 +257,7 @@ impl CmState {
         }
     }
 
+    /// debugfs `stats`: one line of counters per role.
     fn show_stats(&self, out: &mut dyn fmt::Write) {
         for role in [Role::Requester, Role::Responder] {
             let s = self.stats(role);
@@ -273,12 +282,20 @@ impl CmState {
     }
 }
 
-/// This side's limits: the parameter where set, else the transport's
+/// The size parameters (send, receive) that apply to `role`; `None` where
+/// the transport's own setting applies.
+fn sizes_for(p: &shim::Params, role: Role) -> (Option<InlineSize>, Option<InlineSize>) {
+    match role {
+        Role::Requester => (p.requester_send, p.requester_recv),
+        Role::Responder => (p.responder_send, p.responder_recv),
+    }
+}
+
+/// This side's limits: the size parameters where set, else the transport's
 /// setting, never above what the transport can allocate.
 fn local_limits(
     local: &Local,
-    send: Option<InlineSize>,
-    recv: Option<InlineSize>,
+    (send, recv): (Option<InlineSize>, Option<InlineSize>),
     remote_invalidation: bool,
 ) -> LocalLimits {
     let ceiling = InlineSize::from_bytes(local.ceiling);
@@ -324,6 +341,7 @@ fn negotiating_as(limits: &LocalLimits, advertised: bool) -> &LocalLimits {
     }
 }
 
+/// What the transport applies, from the core's negotiation.
 fn outcome(n: &Negotiated) -> Outcome {
     Outcome {
         send_threshold: n.send_threshold.bytes(),
@@ -336,12 +354,7 @@ fn outcome(n: &Negotiated) -> Outcome {
 impl rdma_cm::Operations for CmState {
     fn prepare_connect(&self, conn: &Conn, local: &mut Local, pdata: &mut [u8]) -> Result<usize> {
         let p = shim::params();
-        let limits = local_limits(
-            local,
-            p.requester_send,
-            p.requester_recv,
-            p.remote_invalidation,
-        );
+        let limits = local_limits(local, sizes_for(&p, Role::Requester), p.remote_invalidation);
         let (len, advertised) = advertise(&limits, p.send_private_data, local, pdata)?;
         self.insert(Entry::new(conn, limits, advertised));
         Ok(len)
@@ -349,18 +362,23 @@ impl rdma_cm::Operations for CmState {
 
     fn established(&self, conn: &Conn, local: &Local, peer_pdata: &[u8]) -> Outcome {
         let peer = PrivateMessage::decode(peer_pdata);
-        // What this side advertised, if prepare_connect saw this connection.
-        let tracked = self.with_entry(conn.cookie(), |e| (e.limits, e.advertised.is_some()));
-        let (limits, sent) = tracked.unwrap_or_else(|| {
-            let p = shim::params();
-            (local_limits(local, None, None, p.remote_invalidation), true)
-        });
-        let n = negotiate(negotiating_as(&limits, sent), &peer);
-        self.stats(Role::Requester).record(&peer, &n, sent);
-        self.with_entry(conn.cookie(), |e| {
+        // Negotiate with what this side advertised and record the outcome,
+        // under one lock, if prepare_connect saw this connection.
+        let tracked = self.with_entry(conn.cookie(), |e| {
+            let sent = e.advertised.is_some();
+            let n = negotiate(negotiating_as(&e.limits, sent), &peer);
             e.set_peer(peer_pdata, peer);
             e.negotiated = Some(n);
+            (n, sent)
         });
+        // Else the module was loaded after the connect was sent: the stock
+        // code advertised the transport's own limits.
+        let (n, sent) = tracked.unwrap_or_else(|| {
+            let p = shim::params();
+            let limits = local_limits(local, (None, None), p.remote_invalidation);
+            (negotiate(&limits, &peer), true)
+        });
+        self.stats(Role::Requester).record(&peer, &n, sent);
         outcome(&n)
     }
 
@@ -373,12 +391,7 @@ impl rdma_cm::Operations for CmState {
     ) -> Result<(usize, Outcome)> {
         let p = shim::params();
         let peer = PrivateMessage::decode(peer_pdata);
-        let limits = local_limits(
-            local,
-            p.responder_send,
-            p.responder_recv,
-            p.remote_invalidation,
-        );
+        let limits = local_limits(local, sizes_for(&p, Role::Responder), p.remote_invalidation);
         let (len, advertised) = advertise(&limits, p.send_private_data, local, pdata)?;
         let n = negotiate(negotiating_as(&limits, advertised.is_some()), &peer);
         self.stats(Role::Responder)

@@ -11,22 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rpcrdma_cm_proto::record_marking::*;
-
-#[derive(Default, PartialEq, Debug)]
-struct Collect {
-    records: Vec<Vec<u8>>,
-    current: Vec<u8>,
-}
-
-impl RecordSink for Collect {
-    fn data(&mut self, d: &[u8]) {
-        self.current.extend_from_slice(d);
-    }
-    fn end_of_record(&mut self, len: u64) {
-        assert_eq!(len, self.current.len() as u64);
-        self.records.push(std::mem::take(&mut self.current));
-    }
-}
+use rpcrdma_cm_proto::stdio::RecordCollector as Collect;
 
 fn run(stream: &[u8], limits: Limits, cut: usize, now_step: u64) -> (Collect, Result<(), RecordError>) {
     let mut rx = RecordReceiver::new(limits);

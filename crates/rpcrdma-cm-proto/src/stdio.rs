@@ -52,6 +52,39 @@ impl RecordSink for Collect<'_> {
     }
 }
 
+/// A sink that keeps every completed record as a `Vec<u8>`, for callers
+/// that feed a [`RecordReceiver`] themselves (tests, fuzzing).
+///
+/// ```
+/// # use rpcrdma_cm_proto::{stdio::RecordCollector, record_marking::*};
+/// let mut rx = RecordReceiver::new(Limits::DEFAULT);
+/// let mut sink = RecordCollector::default();
+/// rx.feed(&[0x80, 0, 0, 2, 7, 8], 0, &mut sink).unwrap();
+/// assert_eq!(sink.records, vec![vec![7, 8]]);
+/// ```
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RecordCollector {
+    /// The completed records, oldest first.
+    pub records: Vec<Vec<u8>>,
+    /// The octets of the record in progress.
+    pub current: Vec<u8>,
+}
+
+impl RecordSink for RecordCollector {
+    fn data(&mut self, octets: &[u8]) {
+        self.current.extend_from_slice(octets);
+    }
+
+    /// # Panics
+    ///
+    /// If `len` is not the number of octets delivered for the record: the
+    /// receiver broke its contract.
+    fn end_of_record(&mut self, len: u64) {
+        assert_eq!(len, self.current.len() as u64, "record length");
+        self.records.push(std::mem::take(&mut self.current));
+    }
+}
+
 impl<R: Read> RecordReader<R> {
     /// A reader over `inner` with the given limits.
     pub fn new(inner: R, limits: Limits) -> Self {

@@ -4,23 +4,7 @@
 
 use proptest::prelude::*;
 use rpcrdma_cm_proto::record_marking::*;
-
-/// Collects records and counts calls.
-#[derive(Default, Debug, PartialEq)]
-struct Collect {
-    records: Vec<Vec<u8>>,
-    current: Vec<u8>,
-}
-
-impl RecordSink for Collect {
-    fn data(&mut self, d: &[u8]) {
-        self.current.extend_from_slice(d);
-    }
-    fn end_of_record(&mut self, len: u64) {
-        assert_eq!(len, self.current.len() as u64);
-        self.records.push(std::mem::take(&mut self.current));
-    }
-}
+use rpcrdma_cm_proto::stdio::RecordCollector as Collect;
 
 fn encode(messages: &[&[u8]], frag: u32) -> Vec<u8> {
     let mut out = Vec::new();
