@@ -60,7 +60,7 @@ run_pair() {
 }
 
 ktap_print_header
-ktap_set_plan 16
+ktap_set_plan 18
 
 W=$TOPW/stock
 run_pair "$W" "" ""
@@ -106,6 +106,31 @@ is_nfs_rdma_service() {
 }
 ktap_test_result "ConnectRequest is for port 20049" is_nfs_rdma_service "$service"
 
+# traces_match DIR BY: each side's rpcrdma:*_cm_private tracepoint says BY
+# (module or stock) and shows the octets the wire carried: the client sent
+# the ConnectRequest's private data and received the ConnectReply's, the
+# server the other way round.
+traces_match() {
+	local d=$1 by=$2 req rep want got side ok=0
+	req=$(cm_field_in "$d/server.pcap" "infiniband.mad.attributeid == 0x0010" infiniband.cm.req.ip_cm.private)
+	rep=$(cm_field_in "$d/server.pcap" "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
+	for side in client server; do
+		local line
+		line=$(tail -1 "$d/$side-trace" 2>/dev/null)
+		got=$(echo "$line" | tr ' ' '\n' | grep -E '^(by|sent|peer)=' | tr '\n' ' ')
+		if [ $side = client ]; then
+			want="by=$by sent=${req:0:16} peer=${rep:0:16} "
+		else
+			want="by=$by sent=${rep:0:16} peer=${req:0:16} "
+		fi
+		if [ "$got" != "$want" ]; then
+			ktap_print_msg "$side tracepoint: '$got', wire: '$want'"
+			ok=1
+		fi
+	done
+	return $ok
+}
+
 # count_swi PCAP: packets with BTH opcode 22/23 (RC SEND_LAST/ONLY_WITH_INVALIDATE).
 count_swi() {
 	tshark -r "$1" -T fields -e infiniband.bth.opcode 2>/dev/null | grep -cxE '22|23'
@@ -115,6 +140,9 @@ local_inv() {
 	awk '/xprt:.*rdma/ { for (i = 1; i <= NF; i++) if ($i == "rdma") { print $(i + 25); exit } }' \
 		"$1/client-mountstats"
 }
+
+ktap_test_result "stock: both tracepoints (by=stock) show the private data on the wire" \
+	traces_match "$W" stock
 
 # rpcrdma_cm on both ends, defaults: Remote Invalidation negotiated.
 RI=$TOPW/ri-on
@@ -127,6 +155,8 @@ rep_flags() {
 	[ "${rep:0:12}" = f6ab0e180101 ]
 }
 ktap_test_result "rpcrdma_cm server advertises Remote Invalidation (flags 01)" rep_flags
+ktap_test_result "rpcrdma_cm: both tracepoints (by=module) show the private data on the wire" \
+	traces_match "$RI" module
 ri_on_swi() {
 	local n
 	n=$(count_swi "$RI/server.pcap")

@@ -64,6 +64,20 @@ load_rpcrdma_cm() {
 	insmod "$RPCRDMA_CM_KO" $params
 }
 
+# trace_cm_private EVENT: enable rpcrdma:EVENT (xprtrdma_cm_private or
+# svcrdma_cm_private) with an empty trace buffer.
+trace_cm_private() {
+	local t=/sys/kernel/tracing
+	mountpoint -q $t || mount -t tracefs nodev $t || return 1
+	echo >$t/trace
+	echo 1 >"$t/events/rpcrdma/$1/enable"
+}
+
+# traced_cm_private EVENT: EVENT's lines so far.
+traced_cm_private() {
+	grep " $1: " /sys/kernel/tracing/trace
+}
+
 guest_ip() {
 	ip -o -4 addr show dev "$1" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
 }

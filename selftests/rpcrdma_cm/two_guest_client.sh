@@ -24,8 +24,10 @@ trap finish EXIT
 nic=$(link_up 192.0.2.2/24) || { echo "link or rxe failed" >"$W/client-error"; exit 1; }
 wait_for_file 300 "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/client-error"; exit 1; }
+trace_cm_private xprtrdma_cm_private
 mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }
 mount_options >"$W/client-mount-options"
+traced_cm_private xprtrdma_cm_private >"$W/client-trace"
 if [ -d /sys/module/rpcrdma_cm ]; then
 	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
 	cat /sys/kernel/debug/rpcrdma_cm/connections >"$W/client-connections"

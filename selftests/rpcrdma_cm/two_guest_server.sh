@@ -21,6 +21,7 @@ nic=$(link_up 192.0.2.1/24) || { echo "link or rxe failed" >"$W/server-error"; e
 echo "$nic" >"$W/server-nic"
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/server-error"; exit 1; }
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
+trace_cm_private svcrdma_cm_private
 
 tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap udp port 4791 2>"$W/tcpdump.log" &
 tcpdump_pid=$!
@@ -32,5 +33,6 @@ sleep 1
 kill -INT "$tcpdump_pid"
 wait "$tcpdump_pid"
 cp /tmp/server.pcap "$W/server.pcap"
+traced_cm_private svcrdma_cm_private >"$W/server-trace"
 stop_nfsd
 touch "$W/server-done"
