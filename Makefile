@@ -10,7 +10,7 @@ KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
 KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest run bench fuzz
+	selftests two-guest check-debug run bench fuzz
 
 all: module
 
@@ -24,6 +24,7 @@ help:
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA)'
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
 	@echo '  make check        all of the above; ends with "N passed, N failed"'
+	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; ~1 h under TCG)'
 	@echo '  make run          demo: boot a guest, load the module, mount NFS over RDMA, show negotiation'
 	@echo '  make bench        record receiver benchmark (prints numbers)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
@@ -46,10 +47,16 @@ lint:
 	$(SCRIPTS)/lint.sh
 
 selftests: module
-	$(SCRIPTS)/selftests.sh
+	KDIR=$(KDIR) $(SCRIPTS)/selftests.sh
 
 two-guest: module
-	$(SCRIPTS)/two-guest.sh
+	KDIR=$(KDIR) $(SCRIPTS)/two-guest.sh
+
+# The guest tests once more on the debug kernel; the module is rebuilt
+# against it (and is rebuilt against the default kernel by the next 'make').
+check-debug:
+	$(SCRIPTS)/build-kernel.sh debug
+	$(MAKE) KCONFIG=debug selftests two-guest
 
 check:
 	$(SCRIPTS)/check.sh
