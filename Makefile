@@ -56,7 +56,8 @@ two-guest: module
 # against it (and is rebuilt against the default kernel by the next 'make').
 check-debug:
 	$(SCRIPTS)/build-kernel.sh debug
-	$(MAKE) KCONFIG=debug selftests two-guest
+	SELFTESTS_TIMEOUT=7200 RPCRDMA_CM_TEST_TIMEOUT=2400 TWO_GUEST_TIMEOUT=1500 \
+		$(MAKE) KCONFIG=debug selftests two-guest
 
 check:
 	$(SCRIPTS)/check.sh

@@ -22,7 +22,7 @@ finish() {
 trap finish EXIT
 
 nic=$(link_up 192.0.2.2/24) || { echo "link or rxe failed" >"$W/client-error"; exit 1; }
-wait_for_file 300 "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
+wait_for_file "${TWO_GUEST_WAIT:-300}" "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/client-error"; exit 1; }
 trace_cm_private xprtrdma_cm_private
 mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }

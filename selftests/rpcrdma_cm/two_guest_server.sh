@@ -28,7 +28,7 @@ tcpdump_pid=$!
 sleep 2 # let tcpdump open the socket before the client connects
 touch "$W/server-ready"
 
-wait_for_file 400 "$W/client-done" || echo "client did not finish" >"$W/server-error"
+wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
 sleep 1
 kill -INT "$tcpdump_pid"
 wait "$tcpdump_pid"
