@@ -98,6 +98,16 @@ setup_rxe() {
 	return 1
 }
 
+# start_daemon CMD...: start a daemon with no descriptor of ours. The
+# kselftest runner writes each program's output through fd 4, a reopened
+# /dev/stdout, which in a virtme-ng guest is a virtio-serial port only one
+# process may hold open: a daemon that inherited it and outlived its
+# program (one killed by the runner's timeout never reaches stop_nfsd)
+# would make every later program's output fail with EBUSY.
+start_daemon() {
+	"$@" </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+}
+
 # Start nfsd with an RDMA listener and a tmpfs export (NFSv3 and NFSv4).
 # Grace and lease are short so that tests do not wait 90 s.
 start_nfsd() {
@@ -112,9 +122,9 @@ start_nfsd() {
 	if ! grep -q rdma /proc/fs/nfsd/portlist 2>/dev/null; then
 		echo 10 >/proc/fs/nfsd/nfsv4leasetime
 		echo 10 >/proc/fs/nfsd/nfsv4gracetime
-		pgrep -x rpcbind >/dev/null || rpcbind -w </dev/null >/dev/null 2>&1
+		pgrep -x rpcbind >/dev/null || start_daemon rpcbind -w
 		exportfs -ra || return 1
-		pgrep -x rpc.mountd >/dev/null || rpc.mountd </dev/null >/dev/null 2>&1
+		pgrep -x rpc.mountd >/dev/null || start_daemon rpc.mountd
 		rpc.nfsd 4 || return 1
 		echo "rdma $NFS_PORT" >/proc/fs/nfsd/portlist || return 1
 	fi
