@@ -7,9 +7,13 @@
 # alternately while the module is out and while it is in, and the new
 # connection must follow whichever path is live on both ends: the stock
 # code (4096/4096) without the module, the module's 16 KB thresholds with
-# it, as the rpcrdma:*_cm_private tracepoints show. No oops or warning in dmesg, every file written meanwhile reads
-# back byte-exact, and a fresh mount afterwards negotiates through the
-# module.
+# it, as the rpcrdma:*_cm_private tracepoints show, and must carry an
+# O_DIRECT write and read before the next cycle. No oops or warning in
+# dmesg, every file written meanwhile reads back byte-exact, and a fresh
+# mount afterwards negotiates through the module. Every step that could
+# block on the mount is bounded: a stall fails the test with the blocked
+# tasks (sysrq w) in its output instead of running into the runner's
+# timeout.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -38,7 +42,20 @@ mount_rdma "$ip" 4.2 || ktap_exit_fail_msg "mount failed"
 dmesg -C
 echo 1 >$T/events/rpcrdma/xprtrdma_cm_private/enable
 echo 1 >$T/events/rpcrdma/svcrdma_cm_private/enable
+# The transport's reconnect backoff, reported at the end.
+echo 1 >$T/events/rpcrdma/xprtrdma_op_connect/enable
 echo >$T/trace
+
+# Seconds any single step that needs the mount may take.
+STEP_LIMIT=120
+
+# stalled WHAT: report a step that did not finish within STEP_LIMIT, with
+# the tasks blocked in the kernel at that moment.
+stalled() {
+	ktap_print_msg "$1 did not finish within ${STEP_LIMIT}s; blocked tasks:"
+	echo w >/proc/sysrq-trigger
+	dmesg | sed -n '/sysrq: Show Blocked State/,$p' | tail -n 60 | sed 's/^/# /'
+}
 
 # The mount's RDMA transports in sunrpc sysfs.
 xprt_dirs() {
@@ -54,17 +71,20 @@ traced() {
 # for the new connection; both ends' tracepoints must say BY (module or
 # stock) and the thresholds SIZE/SIZE.
 reconnect() {
-	local by=$1 size=$2 before d i got addr forced=0
+	local by=$1 size=$2 before d got addr deadline forced=0
 	before=$(grep -c ' xprtrdma_cm_private: ' $T/trace)
 	# Transports of short-lived clients may go away meanwhile.
 	for d in $(xprt_dirs); do
+		# The store waits for the transport's send lock.
 		addr=$(cat "$d/dstaddr" 2>/dev/null) &&
-			echo "$addr" 2>/dev/null >"$d/dstaddr" && forced=$((forced + 1))
+			timeout $STEP_LIMIT tee "$d/dstaddr" <<<"$addr" >/dev/null 2>&1 &&
+			forced=$((forced + 1))
 	done
 	[ "$forced" -gt 0 ] || { ktap_print_msg "no RDMA transport to reconnect"; return 1; }
-	for i in $(seq 1 120); do
-		stat "$MNT" >/dev/null 2>&1
-		[ "$(grep -c ' xprtrdma_cm_private: ' $T/trace)" -gt "$before" ] && break
+	deadline=$((SECONDS + STEP_LIMIT))
+	until [ "$(grep -c ' xprtrdma_cm_private: ' $T/trace)" -gt "$before" ]; do
+		[ $SECONDS -lt $deadline ] || { stalled "reconnect"; return 1; }
+		timeout 10 stat "$MNT" >/dev/null 2>&1
 		sleep 0.25
 	done
 	got="$(traced xprtrdma_cm_private by) $(traced xprtrdma_cm_private send_threshold)/$(traced xprtrdma_cm_private recv_threshold)"
@@ -73,6 +93,19 @@ reconnect() {
 		ktap_print_msg "after reconnect: client/server '$got', want '$by $size/$size $by $size'"
 		return 1
 	fi
+	round_trip
+}
+
+# round_trip: one O_DIRECT write and read of 4 KB, so RPCs cross the new
+# connection (and its first reply ends the transport's reconnect backoff:
+# without one, the next forced reconnect waits up to 5 s).
+round_trip() {
+	timeout $STEP_LIMIT dd if="$work/src" of="$MNT/round_trip" bs=4096 count=1 \
+		oflag=direct status=none || { stalled "O_DIRECT write"; return 1; }
+	timeout $STEP_LIMIT dd if="$MNT/round_trip" of="$work/back" bs=4096 count=1 \
+		iflag=direct status=none || { stalled "O_DIRECT read"; return 1; }
+	head -c 4096 "$work/src" | cmp -s - "$work/back" ||
+		{ ktap_print_msg "O_DIRECT read returned other data"; return 1; }
 }
 
 work=$(mktemp -d)
@@ -97,21 +130,25 @@ cycle() {
 	local i
 	[ -n "$(xprt_dirs)" ] || { ktap_print_msg "no RDMA transport in /sys/kernel/sunrpc"; return 1; }
 	for i in $(seq 1 $CYCLES); do
-		rmmod rpcrdma_cm || { ktap_print_msg "rmmod failed at $i"; return 1; }
+		timeout $STEP_LIMIT rmmod rpcrdma_cm || { ktap_print_msg "rmmod failed at $i"; return 1; }
 		if [ $((i % 2)) = 1 ]; then
 			reconnect stock 4096 || { ktap_print_msg "cycle $i, unloaded"; return 1; }
 		fi
 		# shellcheck disable=SC2086
-		insmod "$RPCRDMA_CM_KO" $PARAMS || { ktap_print_msg "insmod failed at $i"; return 1; }
+		timeout $STEP_LIMIT insmod "$RPCRDMA_CM_KO" $PARAMS ||
+			{ ktap_print_msg "insmod failed at $i"; return 1; }
 		if [ $((i % 2)) = 0 ]; then
 			reconnect module $MODULE_SIZE || { ktap_print_msg "cycle $i, loaded"; return 1; }
 		fi
 		[ $((i % 10)) = 0 ] && ktap_print_msg "$i cycles after ${SECONDS}s"
 	done
 	ktap_print_msg "connections made during the cycles: $(grep -c ' xprtrdma_cm_private: ' $T/trace)"
+	ktap_print_msg "connects the transport delayed (backoff): $(grep ' xprtrdma_op_connect: ' $T/trace | grep -vc ' delay=0$')"
 }
 ktap_test_result "$CYCLES rmmod/insmod cycles under I/O, each with a forced reconnect that takes the live path" cycle
 touch "$work/stop"
+# The writer finishes its current file; a stuck one is reported, not waited for.
+wait_for_file $STEP_LIMIT "$work/count" || { stalled "the writer"; kill "$writer"; }
 wait "$writer"
 ktap_print_msg "files written during the cycles: $(cat "$work/count" 2>/dev/null)"
 
