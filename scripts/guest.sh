@@ -63,12 +63,15 @@ run_group() {
 	shift
 	setsid "$@" &
 	pgid=$!
+	# Interrupted or killed: the guest and its watchdog go too.
 	# shellcheck disable=SC2064
 	trap "kill -KILL -- -$pgid 2>/dev/null" EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	setsid bash -c "sleep $limit; echo 'guest: timed out after ${limit}s' >&2; kill -KILL -- -$pgid" &
 	watchdog=$!
+	# shellcheck disable=SC2064
+	trap "kill -KILL -- -$pgid -$watchdog 2>/dev/null" EXIT
 	wait "$pgid" || rc=$?
 	kill -- "-$watchdog" 2>/dev/null || true
 	kill -TERM -- "-$pgid" 2>/dev/null || true
