@@ -54,16 +54,11 @@ counter() {
 	grep '^responder ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
-# traced KEY: KEY's value in the newest svcrdma_cm_private line.
-traced() {
-	grep ' svcrdma_cm_private: ' $T/trace | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
 # probe_case HEX|none COUNTER V1: the server answers f6ab0e18 01 01 03 03
 # (4 KB, RI capable), COUNTER rises by one and the tracepoint shows the
 # first eight octets received (zero-padded by the CM) and V1 (yes or no).
 probe_case() {
-	local before after reply hex=$1 raw
+	local before after reply hex=$1 raw got
 	[ "$hex" = none ] && hex=
 	raw=$(printf '%-16s' "$hex" | tr ' ' 0)
 	before=$(counter "$2")
@@ -74,8 +69,10 @@ probe_case() {
 		ktap_print_msg "reply ${reply:0:16}, $2 $before -> $after"
 		return 1
 	fi
-	if [ "$(traced by) $(traced peer_len) $(traced peer) $(traced peer_v1) $(traced sent)" != \
-	     "module 56 $raw $3 f6ab0e1801010303" ]; then
+	got=$(for k in by peer_len peer peer_v1 sent; do
+		traced_value svcrdma_cm_private $k
+	done | paste -sd ' ')
+	if [ "$got" != "module 56 $raw $3 f6ab0e1801010303" ]; then
 		grep ' svcrdma_cm_private: ' $T/trace | sed 's/^/# /'
 		ktap_print_msg "want peer_len=56 peer=$raw peer_v1=$3 sent=f6ab0e1801010303"
 		return 1

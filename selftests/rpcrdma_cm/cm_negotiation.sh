@@ -48,18 +48,14 @@ traced_neg() {
 	grep -o 'neg send/recv=[0-9]*/[0-9]*' $T/trace | tail -1 | cut -d= -f2
 }
 
-# traced EVENT KEY: KEY's value in the newest EVENT line of the trace.
-traced() {
-	grep " $1: " $T/trace | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
 
 # traced_is EVENT KEY=VALUE...: the newest EVENT line has these values.
 traced_is() {
 	local ev=$1 kv ok=0
 	shift
 	for kv in "$@"; do
-		if [ "$(traced "$ev" "${kv%%=*}")" != "${kv#*=}" ]; then
-			ktap_print_msg "$ev: ${kv%%=*}=$(traced "$ev" "${kv%%=*}"), want ${kv#*=}"
+		if [ "$(traced_value "$ev" "${kv%%=*}")" != "${kv#*=}" ]; then
+			ktap_print_msg "$ev: ${kv%%=*}=$(traced_value "$ev" "${kv%%=*}"), want ${kv#*=}"
 			ok=1
 		fi
 	done

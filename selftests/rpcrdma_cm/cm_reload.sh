@@ -62,10 +62,6 @@ xprt_dirs() {
 	ls -d /sys/kernel/sunrpc/xprt-switches/switch-*/xprt-*-rdma 2>/dev/null
 }
 
-# traced EVENT KEY: KEY's value in the newest EVENT line of the trace.
-traced() {
-	grep " $1: " $T/trace | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
 
 # reconnect BY SIZE: force the client's transports to reconnect and wait
 # for the new connection; both ends' tracepoints must say BY (module or
@@ -87,8 +83,8 @@ reconnect() {
 		timeout 10 stat "$MNT" >/dev/null 2>&1
 		sleep 0.25
 	done
-	got="$(traced xprtrdma_cm_private by) $(traced xprtrdma_cm_private send_threshold)/$(traced xprtrdma_cm_private recv_threshold)"
-	got="$got $(traced svcrdma_cm_private by) $(traced svcrdma_cm_private recv_threshold)"
+	got="$(traced_value xprtrdma_cm_private by) $(traced_value xprtrdma_cm_private send_threshold)/$(traced_value xprtrdma_cm_private recv_threshold)"
+	got="$got $(traced_value svcrdma_cm_private by) $(traced_value svcrdma_cm_private recv_threshold)"
 	if [ "$got" != "$by $size/$size $by $size" ]; then
 		ktap_print_msg "after reconnect: client/server '$got', want '$by $size/$size $by $size'"
 		return 1

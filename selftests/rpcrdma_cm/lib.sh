@@ -78,6 +78,11 @@ traced_cm_private() {
 	grep " $1: " /sys/kernel/tracing/trace
 }
 
+# traced_value EVENT KEY: KEY's value in EVENT's newest line so far.
+traced_value() {
+	traced_cm_private "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
 guest_ip() {
 	ip -o -4 addr show dev "$1" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
 }
