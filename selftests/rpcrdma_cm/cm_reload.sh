@@ -63,6 +63,29 @@ xprt_dirs() {
 }
 
 
+# store_dstaddr DIR ADDR: write ADDR to the transport's dstaddr, which
+# forces a reconnect. The store sleeps in wait_on_bit_lock(XPRT_LOCKED),
+# but 6.12 releases that bit after each send without wake_up_bit() (only a
+# finished connect or an autoclose wakes it): a store that comes while an
+# RPC holds the send lock can sleep until the next reconnect, under steady
+# I/O for good. So each attempt gets 10 s (the wait is killable) and is
+# retried; store_retries counts them. Returns 1 if the store failed, 2 if
+# it never got the lock within STEP_LIMIT.
+store_retries=0
+store_dstaddr() {
+	local d=$1 addr=$2 attempt
+	for attempt in $(seq 1 $((STEP_LIMIT / 10))); do
+		timeout 10 tee "$d/dstaddr" <<<"$addr" >/dev/null 2>"$work/store.err"
+		case $? in
+		0) return 0 ;;
+		124) store_retries=$((store_retries + 1)) ;;
+		*) ktap_print_msg "${d##*/}: $(cat "$work/store.err")"; return 1 ;;
+		esac
+	done
+	stalled "the dstaddr store of ${d##*/}"
+	return 2
+}
+
 # reconnect BY SIZE: force the client's transports to reconnect and wait
 # for the new connection; both ends' tracepoints must say BY (module or
 # stock) and the thresholds SIZE/SIZE.
@@ -71,12 +94,21 @@ reconnect() {
 	before=$(grep -c ' xprtrdma_cm_private: ' $T/trace)
 	# Transports of short-lived clients may go away meanwhile.
 	for d in $(xprt_dirs); do
-		# The store waits for the transport's send lock.
-		addr=$(cat "$d/dstaddr" 2>/dev/null) &&
-			timeout $STEP_LIMIT tee "$d/dstaddr" <<<"$addr" >/dev/null 2>&1 &&
-			forced=$((forced + 1))
+		addr=$(cat "$d/dstaddr" 2>/dev/null) || continue
+		[ "$addr" != "<closed>" ] || continue
+		store_dstaddr "$d" "$addr"
+		case $? in
+		0) forced=$((forced + 1)) ;;
+		2) return 1 ;;
+		esac
 	done
-	[ "$forced" -gt 0 ] || { ktap_print_msg "no RDMA transport to reconnect"; return 1; }
+	if [ "$forced" = 0 ]; then
+		ktap_print_msg "no RDMA transport to reconnect; sunrpc sysfs has:"
+		for d in $(xprt_dirs); do
+			ktap_print_msg "${d##*/}: dstaddr $(cat "$d/dstaddr" 2>&1) $(tr '\n' ' ' <"$d/xprt_info" 2>&1)"
+		done
+		return 1
+	fi
 	deadline=$((SECONDS + STEP_LIMIT))
 	until [ "$(grep -c ' xprtrdma_cm_private: ' $T/trace)" -gt "$before" ]; do
 		[ $SECONDS -lt $deadline ] || { stalled "reconnect"; return 1; }
@@ -140,6 +172,7 @@ cycle() {
 	done
 	ktap_print_msg "connections made during the cycles: $(grep -c ' xprtrdma_cm_private: ' $T/trace)"
 	ktap_print_msg "connects the transport delayed (backoff): $(grep ' xprtrdma_op_connect: ' $T/trace | grep -vc ' delay=0$')"
+	ktap_print_msg "dstaddr stores retried after 10 s without the send lock: $store_retries"
 }
 ktap_test_result "$CYCLES rmmod/insmod cycles under I/O, each with a forced reconnect that takes the live path" cycle
 touch "$work/stop"
