@@ -16,6 +16,8 @@ KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
 . "$KSFT_DIR/kselftest/ktap_helpers.sh"
 T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
+# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+. "$T/lib.sh"
 GUEST=$RPCRDMA_CM_TOP/scripts/guest.sh
 TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 
@@ -63,7 +65,7 @@ run_pair() {
 }
 
 ktap_print_header
-ktap_set_plan 18
+ktap_set_plan 19
 
 W=$TOPW/stock
 run_pair "$W" "" ""
@@ -206,6 +208,28 @@ client_default() {
 		"$OFF/client-connections"
 }
 ktap_test_result "client without private data negotiates 1024/1024, no RI" client_default
+
+# Both guests of every pair save their kernel log at the end.
+guest_logs_clean() {
+	local d side bad ok=0
+	for d in "$W" "$RI" "$NORI" "$OFF"; do
+		for side in server client; do
+			if [ ! -s "$d/$side-dmesg" ]; then
+				ktap_print_msg "${d##*/} $side: no kernel log saved"
+				ok=1
+				continue
+			fi
+			bad=$(grep -E "$KERNEL_REPORTS" "$d/$side-dmesg")
+			if [ -n "$bad" ]; then
+				echo "$bad" | head -20 | sed "s|^|# ${d##*/} $side: |"
+				ok=1
+			fi
+		done
+	done
+	return $ok
+}
+ktap_test_result "no warning, BUG, oops, KASAN or lockdep report in any guest's kernel log" \
+	guest_logs_clean
 
 if [ "$KTAP_CNT_FAIL" -gt 0 ]; then
 	for d in "$W" "$RI" "$NORI" "$OFF"; do

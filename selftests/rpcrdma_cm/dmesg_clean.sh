@@ -13,9 +13,8 @@ skip_unless_root
 ktap_print_header
 ktap_set_plan 2
 
-BAD='WARNING:|BUG:|Oops|general protection|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|kernel BUG|Call Trace'
 no_reports() {
-	if dmesg | grep -E "$BAD" >/tmp/dmesg-bad; then
+	if dmesg | grep -E "$KERNEL_REPORTS" >/tmp/dmesg-bad; then
 		sed 's/^/# /' /tmp/dmesg-bad | head -40
 		return 1
 	fi

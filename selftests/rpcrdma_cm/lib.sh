@@ -12,6 +12,10 @@
 # shellcheck source=/dev/null
 . "$KSFT_DIR/kselftest/ktap_helpers.sh"
 
+# What a kernel log must not contain: warnings, BUGs, oopses, KASAN and
+# lockdep reports (and the call traces they print).
+KERNEL_REPORTS='WARNING:|BUG:|Oops|general protection|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|kernel BUG|Call Trace'
+
 NFS_EXPORT=/srv/rpcrdma_cm
 NFS_PORT=20049
 MNT=/tmp/rpcrdma_cm.mnt

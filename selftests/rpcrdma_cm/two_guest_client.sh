@@ -17,6 +17,7 @@ W=${1:?shared directory}
 MODULE_PARAMS=${2:-}
 
 finish() {
+	dmesg >"$W/client-dmesg"
 	touch "$W/client-done"
 }
 trap finish EXIT

@@ -35,4 +35,5 @@ wait "$tcpdump_pid"
 cp /tmp/server.pcap "$W/server.pcap"
 traced_cm_private svcrdma_cm_private >"$W/server-trace"
 stop_nfsd
+dmesg >"$W/server-dmesg"
 touch "$W/server-done"
