@@ -62,7 +62,6 @@ xprt_dirs() {
 	ls -d /sys/kernel/sunrpc/xprt-switches/switch-*/xprt-*-rdma 2>/dev/null
 }
 
-
 # store_dstaddr DIR ADDR: write ADDR to the transport's dstaddr, which
 # forces a reconnect. The store sleeps in wait_on_bit_lock(XPRT_LOCKED),
 # but 6.12 releases that bit after each send without wake_up_bit() (only a
@@ -73,8 +72,8 @@ xprt_dirs() {
 # it never got the lock within STEP_LIMIT.
 store_retries=0
 store_dstaddr() {
-	local d=$1 addr=$2 attempt
-	for attempt in $(seq 1 $((STEP_LIMIT / 10))); do
+	local d=$1 addr=$2 _
+	for _ in $(seq 1 $((STEP_LIMIT / 10))); do
 		timeout 10 tee "$d/dstaddr" <<<"$addr" >/dev/null 2>"$work/store.err"
 		case $? in
 		0) return 0 ;;
