@@ -219,9 +219,10 @@ guest_logs_clean() {
 				ok=1
 				continue
 			fi
-			bad=$(grep -E "$KERNEL_REPORTS" "$d/$side-dmesg")
+			# The first report with the 40 lines after it (its stack).
+			bad=$(grep -E -m1 -A40 "$KERNEL_REPORTS" "$d/$side-dmesg")
 			if [ -n "$bad" ]; then
-				echo "$bad" | head -20 | sed "s|^|# ${d##*/} $side: |"
+				echo "$bad" | sed "s|^|# ${d##*/} $side: |"
 				ok=1
 			fi
 		done
