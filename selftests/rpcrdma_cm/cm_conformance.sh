@@ -73,7 +73,7 @@ probe_case() {
 		traced_value svcrdma_cm_private $k
 	done | paste -sd ' ')
 	if [ "$got" != "module 56 $raw $3 f6ab0e1801010303" ]; then
-		grep ' svcrdma_cm_private: ' $T/trace | sed 's/^/# /'
+		traced_cm_private svcrdma_cm_private | sed 's/^/# /'
 		ktap_print_msg "want peer_len=56 peer=$raw peer_v1=$3 sent=f6ab0e1801010303"
 		return 1
 	fi

@@ -48,7 +48,6 @@ traced_neg() {
 	grep -o 'neg send/recv=[0-9]*/[0-9]*' $T/trace | tail -1 | cut -d= -f2
 }
 
-
 # traced_is EVENT KEY=VALUE...: the newest EVENT line has these values.
 traced_is() {
 	local ev=$1 kv ok=0

@@ -57,6 +57,11 @@ stalled() {
 	dmesg | sed -n '/sysrq: Show Blocked State/,$p' | tail -n 60 | sed 's/^/# /'
 }
 
+# connections_traced: client connections so far (xprtrdma_cm_private lines).
+connections_traced() {
+	traced_cm_private xprtrdma_cm_private | wc -l
+}
+
 # The mount's RDMA transports in sunrpc sysfs.
 xprt_dirs() {
 	ls -d /sys/kernel/sunrpc/xprt-switches/switch-*/xprt-*-rdma 2>/dev/null
@@ -90,7 +95,7 @@ store_dstaddr() {
 # stock) and the thresholds SIZE/SIZE.
 reconnect() {
 	local by=$1 size=$2 before d got addr deadline forced=0
-	before=$(grep -c ' xprtrdma_cm_private: ' $T/trace)
+	before=$(connections_traced)
 	# Transports of short-lived clients may go away meanwhile.
 	for d in $(xprt_dirs); do
 		addr=$(cat "$d/dstaddr" 2>/dev/null) || continue
@@ -109,7 +114,7 @@ reconnect() {
 		return 1
 	fi
 	deadline=$((SECONDS + STEP_LIMIT))
-	until [ "$(grep -c ' xprtrdma_cm_private: ' $T/trace)" -gt "$before" ]; do
+	until [ "$(connections_traced)" -gt "$before" ]; do
 		[ $SECONDS -lt $deadline ] || { stalled "reconnect"; return 1; }
 		timeout 10 stat "$MNT" >/dev/null 2>&1
 		sleep 0.25
@@ -169,7 +174,7 @@ cycle() {
 		fi
 		[ $((i % 10)) = 0 ] && ktap_print_msg "$i cycles after ${SECONDS}s"
 	done
-	ktap_print_msg "connections made during the cycles: $(grep -c ' xprtrdma_cm_private: ' $T/trace)"
+	ktap_print_msg "connections made during the cycles: $(connections_traced)"
 	ktap_print_msg "connects the transport delayed (backoff): $(grep ' xprtrdma_op_connect: ' $T/trace | grep -vc ' delay=0$')"
 	ktap_print_msg "dstaddr stores retried after 10 s without the send lock: $store_retries"
 }
