@@ -219,8 +219,7 @@ guest_logs_clean() {
 				ok=1
 				continue
 			fi
-			# The first report with the 40 lines after it (its stack).
-			bad=$(grep -E -m1 -A40 "$KERNEL_REPORTS" "$d/$side-dmesg")
+			bad=$(kernel_report "$d/$side-dmesg")
 			if [ -n "$bad" ]; then
 				echo "$bad" | sed "s|^|# ${d##*/} $side: |"
 				ok=1

@@ -14,8 +14,10 @@ ktap_print_header
 ktap_set_plan 2
 
 no_reports() {
-	if dmesg | grep -E "$KERNEL_REPORTS" >/tmp/dmesg-bad; then
-		sed 's/^/# /' /tmp/dmesg-bad | head -40
+	dmesg >/tmp/dmesg-all
+	if kernel_report /tmp/dmesg-all >/tmp/dmesg-bad; then
+		ktap_print_msg "$(grep -cE "$KERNEL_REPORTS" /tmp/dmesg-all) matching lines, the first report:"
+		sed 's/^/# /' /tmp/dmesg-bad
 		return 1
 	fi
 }

@@ -16,6 +16,12 @@
 # lockdep reports (and the call traces they print).
 KERNEL_REPORTS='WARNING:|BUG:|Oops|general protection|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|kernel BUG|Call Trace'
 
+# kernel_report LOG: print the first report in the kernel log file LOG with
+# the 40 lines after it (its stack); fail when LOG holds none.
+kernel_report() {
+	grep -E -m1 -A40 "$KERNEL_REPORTS" "$1"
+}
+
 NFS_EXPORT=/srv/rpcrdma_cm
 NFS_PORT=20049
 MNT=/tmp/rpcrdma_cm.mnt
