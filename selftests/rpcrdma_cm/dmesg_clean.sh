@@ -16,7 +16,7 @@ ktap_set_plan 2
 no_reports() {
 	dmesg >/tmp/dmesg-all
 	if kernel_report /tmp/dmesg-all >/tmp/dmesg-bad; then
-		ktap_print_msg "$(grep -cE "$KERNEL_REPORTS" /tmp/dmesg-all) matching lines, the first report:"
+		ktap_print_msg "lines matching: $(grep -cE "$KERNEL_REPORTS" /tmp/dmesg-all); the first report and its stack:"
 		sed 's/^/# /' /tmp/dmesg-bad
 		return 1
 	fi
