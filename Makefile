@@ -24,7 +24,7 @@ help:
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA)'
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
 	@echo '  make check        all of the above; ends with "N passed, N failed"'
-	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; ~1 h under TCG)'
+	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; ~40 min under TCG)'
 	@echo '  make run          demo: boot a guest, load the module, mount NFS over RDMA, show negotiation'
 	@echo '  make bench        record receiver benchmark (prints numbers)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
