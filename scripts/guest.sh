@@ -113,8 +113,10 @@ kvm_usable || accel_args=(--disable-kvm)
 # interrupt in that window sees its direct-map address (0xff11...) below the
 # 4-level KASAN_SHADOW_START. Stock x86 behaviour, reported upstream in
 # "kasan: Fix false-positive wild-memory-access on x86 under 5-level paging"
-# (LKML, June 2026). See Documentation/rpcrdma_cm/testing.rst.
-kernel_args=(--append no5lvl)
+# (LKML, June 2026). See Documentation/testing.rst.
+# log_buf_len: room for the kernel log of a whole test session (the default
+# 128 KiB could wrap), which dmesg_clean.sh checks from boot on.
+kernel_args=(--append no5lvl --append log_buf_len=1M)
 
 cmd=$(printf '%q ' "$@")
 cd "$kdir"

@@ -12,14 +12,40 @@
 # shellcheck source=/dev/null
 . "$KSFT_DIR/kselftest/ktap_helpers.sh"
 
-# What a kernel log must not contain: warnings, BUGs, oopses, KASAN and
-# lockdep reports (and the call traces they print).
-KERNEL_REPORTS='WARNING:|BUG:|Oops|general protection|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|kernel BUG|Call Trace'
+# What a kernel log must not contain: warnings, BUGs, oopses, KASAN,
+# lockdep and kmemleak reports (and the call traces they print).
+KERNEL_REPORTS='WARNING:|BUG:|Oops|general protection|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|kernel BUG|Call Trace|suspected memory leak'
 
 # kernel_report LOG: print the first report in the kernel log file LOG with
 # the 40 lines after it (its stack); fail when LOG holds none.
 kernel_report() {
 	grep -E -m1 -A40 "$KERNEL_REPORTS" "$1"
+}
+
+# no_kernel_report LOG: succeed when the kernel log file LOG holds no report;
+# otherwise say how many lines match and show the first report.
+no_kernel_report() {
+	local first
+	first=$(kernel_report "$1") || return 0
+	ktap_print_msg "lines matching: $(grep -cE "$KERNEL_REPORTS" "$1"); the first report and its stack:"
+	echo "$first" | sed 's/^/# /'
+	return 1
+}
+
+# kmsg_mark NAME: put a marker for NAME into the kernel log, from which
+# kernel_log_since NAME reads. Programs never clear the log: dmesg_clean.sh
+# checks all of it at the end.
+kmsg_mark() {
+	echo "rpcrdma_cm selftests: mark $1" >/dev/kmsg
+}
+
+# kernel_log_since NAME: what the kernel logged after kmsg_mark NAME; fails,
+# saying so, when the marker is gone (the log wrapped).
+kernel_log_since() {
+	dmesg | awk -v mark="rpcrdma_cm selftests: mark $1" '
+		found { print; next }
+		index($0, mark) { found = 1 }
+		END { if (!found) { print "# kernel log lost the marker: " mark; exit 1 } }'
 }
 
 NFS_EXPORT=/srv/rpcrdma_cm
