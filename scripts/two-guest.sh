@@ -211,7 +211,7 @@ ktap_test_result "client without private data negotiates 1024/1024, no RI" clien
 
 # Both guests of every pair save their kernel log at the end.
 guest_logs_clean() {
-	local d side bad ok=0
+	local d side ok=0
 	for d in "$W" "$RI" "$NORI" "$OFF"; do
 		for side in server client; do
 			if [ ! -s "$d/$side-dmesg" ]; then
@@ -219,11 +219,7 @@ guest_logs_clean() {
 				ok=1
 				continue
 			fi
-			bad=$(kernel_report "$d/$side-dmesg")
-			if [ -n "$bad" ]; then
-				echo "$bad" | sed "s|^|# ${d##*/} $side: |"
-				ok=1
-			fi
+			no_kernel_report "$d/$side-dmesg" "${d##*/} $side" || ok=1
 		done
 	done
 	return $ok

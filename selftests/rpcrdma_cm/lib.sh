@@ -16,19 +16,14 @@
 # lockdep and kmemleak reports (and the call traces they print).
 KERNEL_REPORTS='WARNING:|BUG:|Oops|general protection|KASAN|possible circular locking|possible recursive locking|inconsistent lock state|kernel BUG|Call Trace|suspected memory leak'
 
-# kernel_report LOG: print the first report in the kernel log file LOG with
-# the 40 lines after it (its stack); fail when LOG holds none.
-kernel_report() {
-	grep -E -m1 -A40 "$KERNEL_REPORTS" "$1"
-}
-
-# no_kernel_report LOG: succeed when the kernel log file LOG holds no report;
-# otherwise say how many lines match and show the first report.
+# no_kernel_report LOG [WHOSE]: succeed when the kernel log file LOG holds no
+# report; otherwise say how many lines match and show the first report with
+# the 40 lines after it (its stack), each line headed by WHOSE when given.
 no_kernel_report() {
-	local first
-	first=$(kernel_report "$1") || return 0
-	ktap_print_msg "lines matching: $(grep -cE "$KERNEL_REPORTS" "$1"); the first report and its stack:"
-	echo "$first" | sed 's/^/# /'
+	local first whose=${2:+$2: }
+	first=$(grep -E -m1 -A40 "$KERNEL_REPORTS" "$1") || return 0
+	ktap_print_msg "${whose}lines matching: $(grep -cE "$KERNEL_REPORTS" "$1"); the first report and its stack:"
+	echo "$first" | sed "s|^|# $whose|"
 	return 1
 }
 
