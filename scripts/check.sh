@@ -17,6 +17,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RPCRDMA_CM_TOP"
+require_root "make check"
 
 # Every guest of this run carries this tag in its QEMU -name.
 export RPCRDMA_CM_GUEST_TAG=check$$
@@ -57,14 +58,13 @@ tally_ktap() {
 }
 
 note "deps"
-if ! scripts/deps.sh >"$logs/deps.log" 2>&1; then
-	cat "$logs/deps.log"
+if ! step_deps "$logs/deps.log"; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
 
-note "host tests"
-cargo test --workspace --release >"$logs/host.log" 2>&1
+note "host tests (cargo test; a few minutes when nothing is built yet)"
+run_step "host tests" "$logs/host.log" progress_last_line cargo test --workspace --release
 host_rc=$?
 while read -r p f; do
 	passed=$((passed + p))
@@ -77,10 +77,9 @@ if [ $host_rc -ne 0 ]; then
 fi
 
 note "kernel"
-scripts/build-kernel.sh >"$logs/kernel.log" 2>&1
+step_kernel "$logs/kernel.log"
 kernel_rc=$?
 count "kernel build (build/check/kernel.log)" $kernel_rc
-tail -1 "$logs/kernel.log"
 
 note "module"
 make -s module >"$logs/module.log" 2>&1
@@ -88,13 +87,13 @@ module_rc=$?
 count "module build (build/check/module.log)" $module_rc
 
 note "lint"
-scripts/lint.sh >"$logs/lint.log" 2>&1
+run_step "lint" "$logs/lint.log" progress_last_line scripts/lint.sh
 sed 's/^ok - /ok 0 /; s/^not ok - /not ok 0 /' "$logs/lint.log" >"$logs/lint.ktap"
 tally_ktap lint "$logs/lint.ktap"
 
 if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
-	note "selftests (one guest)"
-	scripts/selftests.sh >"$logs/selftests.log" 2>&1
+	note "selftests (one guest, about 7 minutes under TCG)"
+	run_step "selftests" "$logs/selftests.log" progress_ktap scripts/selftests.sh
 	st_rc=$?
 	# Subtests are the runner's output prefixed with "# ".
 	sed -n 's/^# \(\(not \)\{0,1\}ok [0-9]\{1,\} .*\)/\1/p' "$logs/selftests.log" >"$logs/selftests.ktap"
@@ -104,8 +103,8 @@ if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
 		count "selftests: guest or runner failed (build/check/selftests.log)" 1
 	fi
 
-	note "two-guest test"
-	scripts/two-guest.sh >"$logs/two-guest.log" 2>&1
+	note "two-guest test (two guests, about 3 minutes under TCG)"
+	run_step "two-guest" "$logs/two-guest.log" progress_ktap scripts/two-guest.sh
 	tg_rc=$?
 	tally_ktap two-guest "$logs/two-guest.log"
 	if [ $tg_rc -ne 0 ] && ! grep -q '^not ok' "$logs/two-guest.log"; then

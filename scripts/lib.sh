@@ -27,3 +27,112 @@ case ":$PATH:" in
 *) PATH=$PATH:$RPCRDMA_CM_TOOLS/virtme-ng/bin ;;
 esac
 export PATH
+
+# Seconds between two progress lines of a long step.
+RPCRDMA_CM_PROGRESS_SECS=${RPCRDMA_CM_PROGRESS_SECS:-30}
+
+# progress_last_line LOG: the last non-empty line of LOG, shortened.
+progress_last_line() {
+	grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n 1 | cut -c1-100
+}
+
+# progress_kernel LOG: how far a kernel build is: the objects built since
+# the step began and the newest of them. The tree is the one build-kernel.sh
+# names on the log's "kernel: building ... in DIR" line.
+progress_kernel() {
+	local dir newest count
+	dir=$(sed -n 's/^kernel: building [a-z]* in //p' "$1" 2>/dev/null | tail -n 1)
+	[ -n "$dir" ] && [ -d "$dir/linux" ] || { progress_last_line "$1"; return; }
+	newest=$(find "$dir/linux" -name '*.o' -newer "$1.started" -printf '%T@ %P\n' 2>/dev/null | sort -n)
+	count=$(printf '%s' "$newest" | grep -c .)
+	if [ "$count" -eq 0 ]; then
+		echo "unpacking and configuring the source"
+	else
+		echo "$count objects built, last ${newest##* }"
+	fi
+}
+
+# progress_ktap LOG: the last KTAP result line of LOG (a guest test's log).
+progress_ktap() {
+	local last
+	last=$(grep -E '^(# )?(not )?ok [0-9]+ ' "$1" 2>/dev/null | tail -n 1 | sed 's/^# //' | cut -c1-100)
+	echo "${last:-booting the guest}"
+}
+
+# run_step WHAT LOG PROBE CMD...: run CMD with its output in LOG and, while
+# it runs, print one line every RPCRDMA_CM_PROGRESS_SECS seconds with the
+# elapsed time and what the function PROBE says about LOG. Returns CMD's
+# status. The caller says beforehand what the step is and how long it takes.
+run_step() {
+	local what=$1 log=$2 probe=$3 ticker rc=0
+	shift 3
+	: >"$log"
+	: >"$log.started"
+	(
+		# Ends with the step, or within a second of its caller (Ctrl-C).
+		trap 'exit 0' TERM
+		s=0
+		while kill -0 $$ 2>/dev/null && sleep 1; do
+			s=$((s + 1))
+			[ $((s % RPCRDMA_CM_PROGRESS_SECS)) -eq 0 ] || continue
+			printf '  ... %s: %dm%02ds, %s\n' "$what" $((s / 60)) $((s % 60)) "$("$probe" "$log")"
+		done
+	) &
+	ticker=$!
+	"$@" >"$log" 2>&1 || rc=$?
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null
+	rm -f "$log.started"
+	return "$rc"
+}
+
+# Free space a kernel build needs in $RPCRDMA_CM_CACHE: the tree with its
+# objects takes about 3 GiB (measured), plus room for the unpacked source.
+KERNEL_BUILD_NEEDS_GIB=${KERNEL_BUILD_NEEDS_GIB:-5}
+
+# step_kernel LOG [VARIANT]: the test kernel, reused from the cache or built
+# with progress lines; says beforehand how long a build takes. A build that
+# was interrupted is not reused (build-kernel.sh marks a tree built last).
+step_kernel() {
+	local log=$1 variant=${2:-default} dir where avail
+	dir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir "$variant") || return 1
+	if [ -f "$(dirname "$dir")/built" ]; then
+		echo "kernel: cached in $(dirname "$dir")" | tee "$log"
+		return 0
+	fi
+	where=$RPCRDMA_CM_CACHE
+	while [ ! -d "$where" ]; do where=$(dirname "$where"); done
+	avail=$(df -P -k "$where" | awk 'NR == 2 { print int($4 / 1048576) }')
+	if [ "$avail" -lt "$KERNEL_BUILD_NEEDS_GIB" ]; then
+		echo "kernel: $avail GiB free in $where, the build needs about $KERNEL_BUILD_NEEDS_GIB GiB:" \
+			"free some space or point RPCRDMA_CM_CACHE at a larger disk" >&2
+		return 1
+	fi
+	echo "kernel: building the $variant test kernel (Debian 6.12.118 + patches/, Rust on):" \
+		"about 9-10 minutes on 2 cores, once; cached afterwards; log: $log"
+	run_step "kernel build" "$log" progress_kernel \
+		"$RPCRDMA_CM_TOP/scripts/build-kernel.sh" "$variant" || {
+		echo "kernel: build failed; the end of $log:" >&2
+		tail -n 20 "$log" >&2
+		return 1
+	}
+	tail -n 1 "$log"
+}
+
+# step_deps LOG: scripts/deps.sh with progress lines.
+step_deps() {
+	echo "deps: checking and installing the pinned packages (about 2 minutes on a fresh machine," \
+		"seconds otherwise); log: $1"
+	run_step "deps" "$1" progress_last_line "$RPCRDMA_CM_TOP/scripts/deps.sh" || {
+		echo "deps: failed; the end of $1:" >&2
+		tail -n 20 "$1" >&2
+		return 1
+	}
+	tail -n 1 "$1"
+}
+
+# require_root WHAT: stop with advice unless running as root.
+require_root() {
+	[ "$(id -u)" -eq 0 ] && return 0
+	rpcrdma_cm_die "$1 needs root: it installs packages and loads kernel modules in its guests; run 'sudo make ${1#make }'"
+}
