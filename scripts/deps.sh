@@ -59,8 +59,17 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	$SUDO apt-get update -qq
-	$SUDO apt-get install -y -qq --no-install-recommends --allow-downgrades -o Dpkg::Use-Pty=0 "${need[@]}" >/dev/null ||
-		die "apt-get install failed; check that bookworm (and bookworm-security) are in your sources and retry"
+	if ! $SUDO apt-get install -y -qq --no-install-recommends --allow-downgrades -o Dpkg::Use-Pty=0 "${need[@]}" >/dev/null; then
+		# Name the packages apt cannot install, one by one.
+		bad=()
+		for p in "${need[@]}"; do
+			$SUDO apt-get install -s -qq --no-install-recommends --allow-downgrades "$p" >/dev/null 2>&1 ||
+				bad+=("$p")
+		done
+		[ ${#bad[@]} -gt 0 ] || bad=("${need[@]}")
+		die "apt-get cannot install: ${bad[*]}. See why with: apt-get install ${bad[*]}" \
+			"(Debian bookworm and bookworm-security must be in the apt sources)"
+	fi
 fi
 
 for p in "${apt_pinned[@]}"; do
