@@ -25,7 +25,8 @@ help:
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
 	@echo '  make check        all of the above; ends with "N passed, N failed"'
 	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; ~40 min under TCG)'
-	@echo '  make run          demo: boot a guest, load the module, mount NFS over RDMA, show negotiation'
+	@echo '  make run          demo (installs deps, builds kernel and module first): NFS over RDMA'
+	@echo '                   stock and with rpcrdma_cm at 64 KB, negotiation and chunks side by side'
 	@echo '  make bench        record receiver benchmark (prints numbers)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
 	@echo '  make clean        remove module build outputs and cargo target/'
@@ -63,7 +64,7 @@ check-debug:
 check:
 	$(SCRIPTS)/check.sh
 
-run: module
+run:
 	$(SCRIPTS)/run-demo.sh
 
 bench:
