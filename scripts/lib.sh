@@ -87,7 +87,7 @@ run_step() {
 }
 
 # Free space a kernel build needs in $RPCRDMA_CM_CACHE: the tree with its
-# objects takes about 3 GiB (measured), plus room for the unpacked source.
+# objects takes 2.3 GiB (measured), plus room while the source unpacks.
 KERNEL_BUILD_NEEDS_GIB=${KERNEL_BUILD_NEEDS_GIB:-5}
 
 # step_kernel LOG [VARIANT]: the test kernel, reused from the cache or built
@@ -109,7 +109,7 @@ step_kernel() {
 		return 1
 	fi
 	echo "kernel: building the $variant test kernel (Debian 6.12.118 + patches/, Rust on):" \
-		"about 9-10 minutes on 2 cores, once; cached afterwards; log: $log"
+		"about 10 minutes on 2 idle cores (15 when they are busy), once; cached afterwards; log: $log"
 	run_step "kernel build" "$log" progress_kernel \
 		"$RPCRDMA_CM_TOP/scripts/build-kernel.sh" "$variant" || {
 		echo "kernel: build failed; the end of $log:" >&2
@@ -121,7 +121,7 @@ step_kernel() {
 
 # step_deps LOG: scripts/deps.sh with progress lines.
 step_deps() {
-	echo "deps: checking and installing the pinned packages (about 2 minutes on a fresh machine," \
+	echo "deps: checking and installing the pinned packages (about 3 minutes on a fresh machine," \
 		"seconds otherwise); log: $1"
 	run_step "deps" "$1" progress_last_line "$RPCRDMA_CM_TOP/scripts/deps.sh" || {
 		echo "deps: failed; the end of $1:" >&2
