@@ -128,6 +128,11 @@ traced_value() {
 	traced_cm_private "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# traced_addrs EVENT: "SRC DST" (address:port) of EVENT's newest line.
+traced_addrs() {
+	traced_cm_private "$1" | tail -1 | sed -n "s/.* $1: \([^ ]*\) -> \([^ ]*\) .*/\1 \2/p"
+}
+
 guest_ip() {
 	ip -o -4 addr show dev "$1" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
 }
