@@ -5,9 +5,12 @@
 # (cm_probe.py, rdma-core pyverbs) connects to nfsd's RDMA listener with
 # conforming and non-conforming private data. With rpcrdma_cm loaded the
 # server answers every one with its own advertisement (Remote Invalidation
-# flag included), counts each cause in debugfs and its
+# flag included), counts each cause in debugfs (every counter is checked
+# per case: absent and short never rise, since the CM pads) and its
 # rpcrdma:svcrdma_cm_private tracepoint shows the raw and decoded private
-# data it received; unloaded, the stock server answers with flags 0. A
+# data it received and whether the transport uses Remote Invalidation,
+# which must match what the requester offered and the module's counter;
+# unloaded, the stock server answers with flags 0. A
 # requester connecting and disconnecting 1000 times leaves no debugfs
 # line behind.
 
