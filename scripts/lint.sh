@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Style checks. Each check prints "ok - NAME" or "not ok - NAME"; the exit
-# status is the number of failed checks.
+# Style checks. Prints a plan "1..N" (the number of checks) first, then
+# "ok - NAME" or "not ok - NAME" per check; the exit status is the number of
+# failed checks. check.sh counts the results against the plan, so a run
+# that dies early fails.
 #   rustfmt     host crates (cargo fmt) and the module's Rust files, with the
 #               kernel's rustfmt settings (.rustfmt.toml)
 #   clippy      host crates, warnings are errors
@@ -29,6 +31,11 @@ check() {
 }
 
 kdir=${KDIR:-$(scripts/build-kernel.sh --print-dir)}
+shopt -s nullglob
+patches=(patches/*.patch)
+# rustfmt-host, rustfmt-kmod, clippy-host, clippy-kmod, unsafe-free-core,
+# and checkpatch once per patch (or one skip).
+echo "1..$((5 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 
 check rustfmt-host cargo fmt --all -- --check
 check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs
@@ -53,8 +60,17 @@ else
 	echo "ok - clippy-kmod # SKIP no kernel at $kdir"
 fi
 
+# Only grep's "no match" (status 1) passes: a missing or unreadable
+# directory (status 2) fails, and so does a core without Rust files.
 no_unsafe() {
-	! grep -Rn unsafe rust/proto
+	local files
+	files=(rust/proto/*.rs)
+	if [ ! -f "${files[0]:-}" ]; then
+		echo "no Rust files in rust/proto"
+		return 1
+	fi
+	grep -Rn unsafe rust/proto
+	[ $? -eq 1 ]
 }
 check unsafe-free-core no_unsafe
 
@@ -62,10 +78,10 @@ run_checkpatch() {
 	(cd "$kdir" && scripts/checkpatch.pl --strict --no-tree -q --ignore FILE_PATH_CHANGES "$1")
 }
 
-shopt -s nullglob
-patches=(patches/*.patch)
 if [ ${#patches[@]} -eq 0 ]; then
-	echo "ok - checkpatch # SKIP no patches"
+	# The series is what the module needs: its absence is no pass.
+	echo "not ok - checkpatch: no patches in patches/"
+	failed=$((failed + 1))
 elif [ -x "$kdir/scripts/checkpatch.pl" ]; then
 	for p in "${patches[@]}"; do
 		# FILE_PATH_CHANGES only asks whether MAINTAINERS needs an update

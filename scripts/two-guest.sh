@@ -57,15 +57,39 @@ run_pair() {
 		--net "connect:$port" --mac 52:54:00:00:02:02 --rwdir "$d" -- \
 		env "${genv[@]}" "$T/two_guest_client.sh" "$d" "$3" >"$d/client.console" 2>&1 &
 	client_pid=$!
-	wait "$client_pid"; client_pid=
-	wait "$server_pid"; server_pid=
+	local client_rc=0 server_rc=0
+	wait "$client_pid" || client_rc=$?
+	client_pid=
+	wait "$server_pid" || server_rc=$?
+	server_pid=
+	echo "$client_rc" >"$d/client-exit"
+	echo "$server_rc" >"$d/server-exit"
 	for f in server-error client-error; do
-		[ -s "$d/$f" ] && ktap_print_msg "$f: $(cat "$d/$f")"
+		[ -s "$d/$f" ] && ktap_print_msg "${d##*/} $f: $(cat "$d/$f")"
 	done
 }
 
+# ended_cleanly DIR...: both guests of every pair exited 0 (the guest's
+# exit status is its script's: a panic, an error exit or the guest's
+# timeout is not 0) and both scripts reached their end (server-done,
+# client-done). A guest that did not end cleanly fails the run even when
+# every file it left looks right.
+ended_cleanly() {
+	local d side ok=0 rc
+	for d in "$@"; do
+		for side in server client; do
+			rc=$(cat "$d/$side-exit" 2>/dev/null)
+			if [ "$rc" != 0 ] || [ ! -e "$d/$side-done" ]; then
+				ktap_print_msg "${d##*/} $side guest: exit status ${rc:-unknown}, $([ -e "$d/$side-done" ] || echo "did not ")finish its script"
+				ok=1
+			fi
+		done
+	done
+	return $ok
+}
+
 ktap_print_header
-ktap_set_plan 19
+ktap_set_plan 20
 
 W=$TOPW/stock
 run_pair "$W" "" ""
@@ -77,13 +101,33 @@ ktap_test_result "client mounted the server over RDMA (proto=rdma)" \
 ktap_test_result "256 KiB file round-trips byte-exact" grep -qx ok "$W/client-data"
 
 pcap=$W/server.pcap
-roce_packets() {
-	local n
-	n=$(tshark -r "$pcap" -Y "udp.dstport == 4791" 2>/dev/null | wc -l)
-	ktap_print_msg "RoCEv2 packets captured: $n"
-	[ "$n" -gt 0 ]
+# tshark_read PCAP TSHARK_ARGS...: tshark -r PCAP; fails, saying why, when
+# tshark fails or complains (a missing, corrupt or truncated capture).
+# Only its warning about running as root is not a complaint.
+tshark_read() {
+	local pcap=$1 err
+	shift
+	err=$(mktemp)
+	if ! tshark -r "$pcap" "$@" 2>"$err" || grep -qv 'Running as user "root"' "$err"; then
+		ktap_print_msg "tshark cannot read $pcap: $(grep -v 'Running as user "root"' "$err" | head -c 300)" >&2
+		rm -f "$err"
+		return 1
+	fi
+	rm -f "$err"
 }
-ktap_test_result "capture holds RoCEv2 (UDP 4791) packets" roce_packets
+
+# capture_complete DIR: tshark reads the whole capture, it holds RoCEv2
+# packets, and as many as tcpdump says it captured, none dropped.
+capture_complete() {
+	local n captured dropped
+	n=$(tshark_read "$1/server.pcap" -Y "udp.dstport == 4791" 2>&1) || { echo "$n"; return 1; }
+	n=$(echo "$n" | grep -c .)
+	captured=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$1/tcpdump.log")
+	dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$1/tcpdump.log")
+	ktap_print_msg "${1##*/}: RoCEv2 packets in the capture: $n; tcpdump: ${captured:-?} captured, ${dropped:-?} dropped"
+	[ "$n" -gt 0 ] && [ "$n" = "$captured" ] && [ "$dropped" = 0 ]
+}
+ktap_test_result "capture holds RoCEv2 (UDP 4791) packets, all that tcpdump captured" capture_complete "$W"
 
 # IB CM ConnectRequest (attribute 0x0010) and ConnectReply (0x0013) of the
 # NFS connection (service id port 20049 = 0x4e51).
@@ -136,9 +180,19 @@ traces_match() {
 	return $ok
 }
 
-# count_swi PCAP: packets with BTH opcode 22/23 (RC SEND_LAST/ONLY_WITH_INVALIDATE).
-count_swi() {
-	tshark -r "$1" -T fields -e infiniband.bth.opcode 2>/dev/null | grep -cxE '22|23'
+# count_opcodes PCAP: "SENDS SWI": how many packets carry an RC SEND
+# without invalidation (BTH opcodes 0-5) and how many an RC
+# SEND_LAST/ONLY_WITH_INVALIDATE (22/23). Fails, saying why, when tshark
+# cannot read the capture: zero packets of a kind is a finding only in a
+# capture that was read.
+count_opcodes() {
+	local ops
+	ops=$(tshark_read "$1" -T fields -e infiniband.bth.opcode 2>&1) || { echo "$ops"; return 1; }
+	echo "$(echo "$ops" | grep -cxE '[0-5]') $(echo "$ops" | grep -cxE '22|23')"
+}
+# trace_value FILE KEY: KEY's value in the newest tracepoint line in FILE.
+trace_value() {
+	tail -1 "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 # local_inv DIR: the client's local_inv_needed (25th number after "rdma").
 local_inv() {
@@ -163,10 +217,13 @@ ktap_test_result "rpcrdma_cm server advertises Remote Invalidation (flags 01)" r
 ktap_test_result "rpcrdma_cm: both tracepoints (by=module) show the private data on the wire" \
 	traces_match "$RI" module
 ri_on_swi() {
-	local n
-	n=$(count_swi "$RI/server.pcap")
-	ktap_print_msg "RI on: SEND_WITH_INVALIDATE packets $n, client local_inv_needed $(local_inv "$RI")"
-	[ "$n" -gt 0 ]
+	local counts sends swi
+	counts=$(count_opcodes "$RI/server.pcap") || { echo "$counts"; return 1; }
+	read -r sends swi <<<"$counts"
+	ktap_print_msg "RI on: RC SEND packets $sends, SEND_WITH_INVALIDATE $swi, client local_inv_needed $(local_inv "$RI"), transports' remote_inv: server $(trace_value "$RI/server-trace" remote_inv) client $(trace_value "$RI/client-trace" remote_inv)"
+	[ -n "$swi" ] && [ "$swi" -gt 0 ] &&
+		[ "$(trace_value "$RI/server-trace" remote_inv)" = on ] &&
+		[ "$(trace_value "$RI/client-trace" remote_inv)" = on ]
 }
 ktap_test_result "RI on: replies use Send With Invalidate on the wire" ri_on_swi
 
@@ -175,10 +232,14 @@ NORI=$TOPW/ri-off
 run_pair "$NORI" remote_invalidation=N -
 ktap_test_result "server remote_invalidation=N: mount and 256 KiB byte-exact" grep -qx ok "$NORI/client-data"
 ri_off_no_swi() {
-	local n
-	n=$(count_swi "$NORI/server.pcap")
-	ktap_print_msg "RI off: SEND_WITH_INVALIDATE packets $n, client local_inv_needed $(local_inv "$NORI")"
-	[ "$n" -eq 0 ]
+	local counts sends swi
+	counts=$(count_opcodes "$NORI/server.pcap") || { echo "$counts"; return 1; }
+	read -r sends swi <<<"$counts"
+	ktap_print_msg "RI off: RC SEND packets $sends, SEND_WITH_INVALIDATE $swi, client local_inv_needed $(local_inv "$NORI"), transports' remote_inv: server $(trace_value "$NORI/server-trace" remote_inv) client $(trace_value "$NORI/client-trace" remote_inv)"
+	# Replies went over the wire (RC SENDs), none of them with invalidate.
+	[ -n "$sends" ] && [ "$sends" -gt 0 ] && [ "$swi" -eq 0 ] &&
+		[ "$(trace_value "$NORI/server-trace" remote_inv)" = off ] &&
+		[ "$(trace_value "$NORI/client-trace" remote_inv)" = off ]
 }
 ktap_test_result "RI off: no Send With Invalidate on the wire" ri_off_no_swi
 more_local_inv() {
@@ -202,12 +263,31 @@ req_zero() {
 	[ -n "$req" ] && [ -z "${req//0/}" ]
 }
 ktap_test_result "client without private data: ConnectRequest carries only zeros" req_zero
+# What each transport applied (its tracepoint, filled from its own state)
+# is the RFC default; the client's module reports exactly that.
 client_default() {
-	sed 's/^/# /' "$OFF/client-connections"
-	grep -q 'role=requester .*send_threshold=1024 recv_threshold=1024 remote_inv=0' \
-		"$OFF/client-connections"
+	local side key want ok=0 line
+	for side in client server; do
+		for key in send_threshold=1024 recv_threshold=1024 remote_inv=off; do
+			want=${key#*=} key=${key%%=*}
+			if [ "$(trace_value "$OFF/$side-trace" $key)" != "$want" ]; then
+				ktap_print_msg "$side transport (tracepoint): $key=$(trace_value "$OFF/$side-trace" $key), want $want"
+				ok=1
+			fi
+		done
+	done
+	line=$(grep '^role=requester ' "$OFF/client-connections" 2>/dev/null)
+	sed 's/^/# /' "$OFF/client-connections" 2>/dev/null
+	want=$(trace_value "$OFF/client-trace" remote_inv)
+	case $want in on) want=1 ;; off) want=0 ;; esac
+	want="send_threshold=$(trace_value "$OFF/client-trace" send_threshold) recv_threshold=$(trace_value "$OFF/client-trace" recv_threshold) remote_inv=$want"
+	if [ "$(echo "$line" | grep -c .)" != 1 ] || ! echo "$line" | grep -q " $want\$"; then
+		ktap_print_msg "the client's module reports other values than its transport applied ($want)"
+		ok=1
+	fi
+	return $ok
 }
-ktap_test_result "client without private data negotiates 1024/1024, no RI" client_default
+ktap_test_result "client without private data: both transports apply 1024/1024, no RI; the module reports it" client_default
 
 # Both guests of every pair save their kernel log at the end.
 guest_logs_clean() {
@@ -226,6 +306,8 @@ guest_logs_clean() {
 }
 ktap_test_result "no warning, BUG, oops, KASAN or lockdep report in any guest's kernel log" \
 	guest_logs_clean
+ktap_test_result "every guest ended cleanly (exit 0, its script finished)" \
+	ended_cleanly "$W" "$RI" "$NORI" "$OFF"
 
 if [ "$KTAP_CNT_FAIL" -gt 0 ]; then
 	for d in "$W" "$RI" "$NORI" "$OFF"; do

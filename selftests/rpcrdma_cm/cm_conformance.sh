@@ -5,9 +5,12 @@
 # (cm_probe.py, rdma-core pyverbs) connects to nfsd's RDMA listener with
 # conforming and non-conforming private data. With rpcrdma_cm loaded the
 # server answers every one with its own advertisement (Remote Invalidation
-# flag included), counts each cause in debugfs and its
+# flag included), counts each cause in debugfs (every counter is checked
+# per case: absent and short never rise, since the CM pads) and its
 # rpcrdma:svcrdma_cm_private tracepoint shows the raw and decoded private
-# data it received; unloaded, the stock server answers with flags 0. A
+# data it received and whether the transport uses Remote Invalidation,
+# which must match what the requester offered and the module's counter;
+# unloaded, the stock server answers with flags 0. A
 # requester connecting and disconnecting 1000 times leaves no debugfs
 # line behind.
 
@@ -27,18 +30,22 @@ ktap_print_header
 require_pyverbs
 require_module_ko
 
-# name|private data sent ("none": no private data)|counter that must rise
-# |whether the tracepoint decodes a Version One message
+# name|private data sent ("none": no private data)|counters that must rise
+# by one besides connections (comma-separated)|whether the tracepoint
+# decodes a Version One message|whether the transport must use Remote
+# Invalidation (the requester offered it in a conforming message: flag bit
+# 0; the server's remote_invalidation is Y)
 # IB and RoCE pad the CM area (56 octets in a REQ) with zeros, so nothing
-# arrives as zeros and 3 octets as a magic with a zero low octet.
-CASES="conforming, RI offered|f6ab0e1801010303|conforming|yes
-absent|none|zeroed|no
-short (3 octets, zero-padded by the CM)|f6ab0e|bad_magic|no
-little-endian magic|180eabf601010303|bad_magic|no
-version 2|f6ab0e1802010303|unknown_version|no
-reserved flag bit set|f6ab0e1801810f0f|reserved_flags|yes
-eight zero octets|0000000000000000|zeroed|no"
-ktap_set_plan $(( $(echo "$CASES" | wc -l) + 3 ))
+# arrives as zeros and 3 octets as a magic with a zero low octet: the
+# counters absent and short must never rise here.
+CASES="conforming, RI offered|f6ab0e1801010303|conforming|yes|on
+absent|none|zeroed|no|off
+short (3 octets, zero-padded by the CM)|f6ab0e|bad_magic|no|off
+little-endian magic|180eabf601010303|bad_magic|no|off
+version 2|f6ab0e1802010303|unknown_version|no|off
+reserved flag bit set|f6ab0e1801810f0f|conforming,reserved_flags|yes|on
+eight zero octets|0000000000000000|zeroed|no|off"
+ktap_set_plan $(( $(echo "$CASES" | wc -l) + 4 ))
 
 mountpoint -q $D || mount -t debugfs nodev $D
 mountpoint -q $T || mount -t tracefs nodev $T
@@ -54,41 +61,81 @@ counter() {
 	grep '^responder ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
-# probe_case HEX|none COUNTER V1: the server answers f6ab0e18 01 01 03 03
-# (4 KB, RI capable), COUNTER rises by one and the tracepoint shows the
-# first eight octets received (zero-padded by the CM) and V1 (yes or no).
-probe_case() {
-	local before after reply hex=$1 raw got
-	[ "$hex" = none ] && hex=
-	raw=$(printf '%-16s' "$hex" | tr ' ' 0)
-	before=$(counter "$2")
-	echo >$T/trace
-	reply=$($PROBE "$ip" "$NFS_PORT" "$hex") || return 1
-	after=$(counter "$2")
-	if [ "${reply:0:16}" != f6ab0e1801010303 ] || [ "$after" != $((before + 1)) ]; then
-		ktap_print_msg "reply ${reply:0:16}, $2 $before -> $after"
-		return 1
-	fi
-	got=$(for k in by peer_len peer peer_v1 sent; do
-		traced_value svcrdma_cm_private $k
-	done | paste -sd ' ')
-	if [ "$got" != "module 56 $raw $3 f6ab0e1801010303" ]; then
-		traced_cm_private svcrdma_cm_private | sed 's/^/# /'
-		ktap_print_msg "want peer_len=56 peer=$raw peer_v1=$3 sent=f6ab0e1801010303"
-		return 1
-	fi
+# The responder's counters, "name=value" one a line.
+counters() {
+	grep '^responder ' $STATS | tr ' ' '\n' | grep =
 }
 
-while IFS='|' read -r name hex count v1; do
+# Connections whose svcrdma_cm_private line said remote_inv=on.
+traced_ri_on=0
+
+# probe_case HEX|none COUNTERS V1 RI: the server answers f6ab0e18 01 01 03 03
+# (4 KB, RI capable); the tracepoint shows the first eight octets received
+# (zero-padded by the CM), V1 (yes or no) and the transport's Remote
+# Invalidation RI (on or off, from what the requester sent); of the
+# module's counters exactly connections, COUNTERS and, if the transport
+# uses Remote Invalidation, remote_inv rise by one, every other (absent
+# and short included) stays.
+probe_case() {
+	local before after reply hex=$1 raw got kv name want rises ok=0
+	[ "$hex" = none ] && hex=
+	raw=$(printf '%-16s' "$hex" | tr ' ' 0)
+	before=$(counters)
+	echo >$T/trace
+	reply=$($PROBE "$ip" "$NFS_PORT" "$hex") || return 1
+	after=$(counters)
+	if [ "${reply:0:16}" != f6ab0e1801010303 ]; then
+		ktap_print_msg "reply ${reply:0:16}, want f6ab0e1801010303"
+		ok=1
+	fi
+	got=$(for k in by peer_len peer peer_v1 sent remote_inv; do
+		traced_value svcrdma_cm_private $k
+	done | paste -sd ' ')
+	if [ "$got" != "module 56 $raw $3 f6ab0e1801010303 $4" ]; then
+		traced_cm_private svcrdma_cm_private | sed 's/^/# /'
+		ktap_print_msg "want peer_len=56 peer=$raw peer_v1=$3 sent=f6ab0e1801010303 remote_inv=$4"
+		ok=1
+	fi
+	rises=" connections ${2//,/ } "
+	[ "$(traced_value svcrdma_cm_private remote_inv)" = on ] &&
+		rises="$rises remote_inv " traced_ri_on=$((traced_ri_on + 1))
+	[ -n "$after" ] || { ktap_print_msg "no responder counters in $STATS"; return 1; }
+	for kv in $after; do
+		name=${kv%%=*}
+		want=$(echo "$before" | sed -n "s/^$name=//p")
+		case $rises in *" $name "*) want=$((want + 1)) ;; esac
+		if [ "${kv#*=}" != "$want" ]; then
+			ktap_print_msg "counter $name: ${kv#*=}, want $want"
+			ok=1
+		fi
+	done
+	return $ok
+}
+
+while IFS='|' read -r name hex count v1 ri; do
 	ktap_test_result "$name: server answers with its advertisement, counts $count, traces it" \
-		probe_case "$hex" "$count" "$v1"
+		probe_case "$hex" "$count" "$v1" "$ri"
 done <<<"$CASES"
 
 ri_counted() {
-	# Only the two requests with the RI bit (and conforming) enable it.
-	[ "$(counter remote_inv)" = 2 ] && [ "$(counter connections)" = 7 ]
+	# Only the two conforming requests with the RI bit enable it: the
+	# transports' tracepoints said so, and the module counted as many.
+	ktap_print_msg "remote_inv counted $(counter remote_inv), traced on $traced_ri_on, connections $(counter connections)"
+	[ "$traced_ri_on" = 2 ] && [ "$(counter remote_inv)" = "$traced_ri_on" ] &&
+		[ "$(counter connections)" = 7 ]
 }
 ktap_test_result "Remote Invalidation used only where the requester offered it" ri_counted
+
+# RoCE's CM pads every REQ to 56 octets: a requester cannot make the
+# responder see fewer, so absent and short stay 0 and zeroed/bad_magic
+# count those cases instead.
+padded_never_absent_or_short() {
+	ktap_print_msg "absent=$(counter absent) short=$(counter short) zeroed=$(counter zeroed) bad_magic=$(counter bad_magic)"
+	[ "$(counter absent)" = 0 ] && [ "$(counter short)" = 0 ] &&
+		[ "$(counter zeroed)" = 2 ] && [ "$(counter bad_magic)" = 2 ]
+}
+ktap_test_result "absent and short stay 0 on RoCE (the CM pads); zeroed and bad_magic 2 each" \
+	padded_never_absent_or_short
 
 # After CONNECTS connections the responder lines are gone again (the
 # transports are freed asynchronously: wait up to 60 s).

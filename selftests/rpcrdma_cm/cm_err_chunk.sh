@@ -22,7 +22,7 @@ CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
 ktap_print_header
 require_pyverbs
 require_module_ko
-ktap_set_plan 4
+ktap_set_plan 5
 
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
 ip=$(guest_ip "$nic")
@@ -37,13 +37,24 @@ read_reply() {
 	$PROBE "$ip" "$NFS_PORT" "$1" "$2" "$3" | tail -n 1
 }
 
-# The NFSv4 grace period (10 s here) refuses READ; wait it out.
-for _ in $(seq 1 30); do
-	case "$(read_reply $CLIENT_4K small 500)" in
-	*nfs_status=0) break ;;
-	esac
-	sleep 1
-done
+# The NFSv4 grace period (10 s here) refuses READ; wait it out (at most
+# 30 s). Not ending it is a failure of its own, so that the checks after
+# it do not fail for a reason they do not name.
+grace_over() {
+	local r i
+	for i in $(seq 1 30); do
+		r=$(read_reply $CLIENT_4K small 500)
+		case "$r" in
+		*nfs_status=0)
+			ktap_print_msg "a READ succeeded after $i attempt(s)"
+			return 0 ;;
+		esac
+		sleep 1
+	done
+	ktap_print_msg "no READ succeeded within 30 attempts; the last reply: ${r:-none}"
+	return 1
+}
+ktap_test_result "the server's grace period ends: a 500-octet READ succeeds" grace_over
 
 # expect CLIENT FILE COUNT inline|err_chunk MAX_LEN: the Reply is a
 # successful inline RDMA_MSG or an RDMA_ERROR/ERR_CHUNK, and its Send is at

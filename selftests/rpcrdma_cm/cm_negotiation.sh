@@ -9,6 +9,9 @@
 #    tracepoints follow the min() rule and show what each side sent;
 #  - private data off: both ends see a non-conforming peer and fall back
 #    to 1024/1024 without Remote Invalidation; the mount still works;
+#  - debugfs lists exactly the one connection of each mount (a mount waits
+#    until the previous one's lines are gone) and its values equal what the
+#    transports applied, as the tracepoints report them;
 #  - debugfs lines go away when the connection closes;
 #  - module unloaded: the stock negotiation (same values as with the
 #    module at its defaults), no debugfs directory.
@@ -38,9 +41,67 @@ for e in xprtrdma_inline_thresh xprtrdma_cm_private svcrdma_cm_private; do
 	echo 1 >$T/events/rpcrdma/$e/enable
 done
 
-# field ROLE KEY: the value of KEY on the ROLE line of debugfs.
-field() {
-	grep "^role=$1 " $CONN | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+# conn_lines ROLE: the debugfs lines of ROLE (requester or responder).
+conn_lines() {
+	grep "^role=$1 " $CONN
+}
+
+# value_of LINE KEY: KEY's value in a line of key=value pairs.
+value_of() {
+	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# wait_no_lines: wait (at most 30 s) until debugfs lists no connection. The
+# server's line of a closed connection goes only when svc_rdma_free runs,
+# some time after the unmount, and its slot is reused lowest first: a
+# check right after the next mount could read it instead of the new one.
+wait_no_lines() {
+	local i
+	for i in $(seq 1 120); do
+		grep -q '^role=' $CONN || return 0
+		sleep 0.25
+	done
+	ktap_print_msg "debugfs still lists connections 30 s after the unmount:"
+	sed 's/^/# left: /' $CONN
+	return 1
+}
+
+# module_matches_transport: debugfs lists exactly one requester and one
+# responder line, both of the connection the tracepoints saw (the client's
+# rpcrdma:xprtrdma_cm_private addresses), and their thresholds and Remote
+# Invalidation equal what each transport applied (the tracepoints' fields,
+# filled from the transport's own state).
+module_matches_transport() {
+	local req rsp client server ev role line key want got ok=0
+	req=$(conn_lines requester) rsp=$(conn_lines responder)
+	if [ "$(echo "$req" | grep -c .)" != 1 ] || [ "$(echo "$rsp" | grep -c .)" != 1 ]; then
+		ktap_print_msg "want exactly one requester and one responder line:"
+		sed 's/^/# /' $CONN
+		return 1
+	fi
+	read -r client server <<<"$(traced_addrs xprtrdma_cm_private)"
+	if [ -z "$server" ] ||
+		[ "$(value_of "$req" local) $(value_of "$req" peer)" != "$client $server" ] ||
+		[ "$(value_of "$rsp" local) $(value_of "$rsp" peer)" != "$server $client" ] ||
+		[ "$(traced_addrs svcrdma_cm_private)" != "$server $client" ]; then
+		ktap_print_msg "debugfs lines are not of this connection (client $client -> server $server, svcrdma $(traced_addrs svcrdma_cm_private)):"
+		sed 's/^/# /' $CONN
+		return 1
+	fi
+	for role in requester responder; do
+		ev=xprtrdma_cm_private line=$req
+		[ $role = responder ] && ev=svcrdma_cm_private line=$rsp
+		for key in send_threshold recv_threshold remote_inv; do
+			want=$(traced_value $ev $key)
+			case $want in on) want=1 ;; off) want=0 ;; esac
+			got=$(value_of "$line" $key)
+			if [ -z "$want" ] || [ "$got" != "$want" ]; then
+				ktap_print_msg "$role $key: debugfs '$got', transport (tracepoint) '$want'"
+				ok=1
+			fi
+		done
+	done
+	return $ok
 }
 
 # The client's tracepoint: "neg send/recv=S/R".
@@ -67,20 +128,16 @@ traced_is() {
 # CLIENT and SERVER, each side's tracepoint must also show that it
 # advertised its own size and decoded the peer's.
 mount_and_check() {
-	local want=$1 want_ri=$2 by=$3 c=$4 s=$5 ok=0 k ri=off
+	local want=$1 want_ri=$2 by=$3 c=$4 s=$5 ok=0 ri=off
 	[ "$want_ri" = 1 ] && ri=on
+	wait_no_lines || return 1
 	echo >$T/trace
 	mount_rdma "$ip" 4.2 || { ktap_print_msg "mount failed"; return 1; }
 	echo hello >"$MNT/probe" && [ "$(cat "$MNT/probe")" = hello ] || ok=1
+	# The transports applied WANT (min of the sizes this test set); the
+	# module's report must equal what they applied.
 	if [ "$by" = module ]; then
-		for k in requester responder; do
-			local got
-			got=$(field $k send_threshold)/$(field $k recv_threshold)/$(field $k remote_inv)
-			if [ "$got" != "$want/$want/$want_ri" ]; then
-				ktap_print_msg "$k: send/recv/ri $got, want $want/$want/$want_ri"
-				ok=1
-			fi
-		done
+		module_matches_transport || ok=1
 	fi
 	if [ "$(traced_neg)" != "$want/$want" ]; then
 		ktap_print_msg "tracepoint neg send/recv=$(traced_neg), want $want/$want"
@@ -90,14 +147,16 @@ mount_and_check() {
 		recv_threshold=$want remote_inv=$ri || ok=1
 	traced_is svcrdma_cm_private by=$by recv_threshold=$want || ok=1
 	# Stock svcrdma uses Send With Invalidate whenever the client offers
-	# it, without offering it itself; stock_check looks at that.
+	# it, without offering it itself, and does not limit its Replies;
+	# stock_check looks at that. With the module, the server's applied
+	# Reply threshold is WANT too.
 	if [ "$by" = module ]; then
-		traced_is svcrdma_cm_private remote_inv=$ri || ok=1
+		traced_is svcrdma_cm_private remote_inv=$ri send_threshold=$want || ok=1
 	fi
 	if [ -n "$c" ]; then
 		traced_is xprtrdma_cm_private sent_v1=yes sent_send="$c" sent_recv="$c" \
 			peer_v1=yes peer_send="$s" peer_recv="$s" || ok=1
-		traced_is svcrdma_cm_private send_threshold="$want" sent_v1=yes \
+		traced_is svcrdma_cm_private sent_v1=yes \
 			sent_send="$s" sent_recv="$s" peer_v1=yes peer_send="$c" \
 			peer_recv="$c" || ok=1
 	fi

@@ -19,9 +19,23 @@ KERNEL_REPORTS='WARNING:|BUG:|Oops|general protection|KASAN|possible circular lo
 # no_kernel_report LOG [WHOSE]: succeed when the kernel log file LOG holds no
 # report; otherwise say how many lines match and show the first report with
 # the 40 lines after it (its stack), each line headed by WHOSE when given.
+# A LOG that is missing or that grep cannot read fails: only grep's "no
+# match" is clean.
 no_kernel_report() {
-	local first whose=${2:+$2: }
-	first=$(grep -E -m1 -A40 "$KERNEL_REPORTS" "$1") || return 0
+	local first rc whose=${2:+$2: }
+	if [ ! -f "$1" ] || [ ! -r "$1" ]; then
+		ktap_print_msg "${whose}no readable kernel log at $1"
+		return 1
+	fi
+	first=$(grep -E -m1 -A40 "$KERNEL_REPORTS" "$1")
+	rc=$?
+	case $rc in
+	1) return 0 ;;
+	0) ;;
+	*)
+		ktap_print_msg "${whose}grep could not read the kernel log $1 (status $rc)"
+		return 1 ;;
+	esac
 	ktap_print_msg "${whose}lines matching: $(grep -cE "$KERNEL_REPORTS" "$1"); the first report and its stack:"
 	echo "$first" | sed "s|^|# $whose|"
 	return 1
@@ -112,6 +126,11 @@ traced_cm_private() {
 # traced_value EVENT KEY: KEY's value in EVENT's newest line so far.
 traced_value() {
 	traced_cm_private "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# traced_addrs EVENT: "SRC DST" (address:port) of EVENT's newest line.
+traced_addrs() {
+	traced_cm_private "$1" | tail -1 | sed -n "s/.* $1: \([^ ]*\) -> \([^ ]*\) .*/\1 \2/p"
 }
 
 guest_ip() {

@@ -123,7 +123,12 @@ fn limits(send: u8, recv: u8, ri: bool) -> LocalLimits {
 }
 
 #[test]
-fn negotiation_symmetry_and_bounds() {
+fn negotiation_exact_min_symmetry_and_bounds() {
+    // The threshold RFC 8797 section 5 asks for, computed from the encoded
+    // octets alone: the smaller encoded value, (value + 1) * 1024 bytes.
+    fn min_bytes(a: u8, b: u8) -> u32 {
+        (u32::from(a.min(b)) + 1) * 1024
+    }
     // Every pair of sizes on a grid that covers both ends and the middle.
     let grid: Vec<u8> = (0..=255u8).step_by(3).chain([255]).collect();
     for &rq_send in &grid {
@@ -139,6 +144,11 @@ fn negotiation_symmetry_and_bounds() {
                         let rs_sees = PrivateMessage::decode(&rq.advertisement().encode());
                         let a = negotiate(&rq, &rq_sees);
                         let b = negotiate(&rs, &rs_sees);
+                        // Exactly min() of one side's send and the other's receive size.
+                        assert_eq!(a.send_threshold.bytes(), min_bytes(rq_send, rs_recv));
+                        assert_eq!(a.recv_threshold.bytes(), min_bytes(rq_recv, rs_send));
+                        assert_eq!(b.send_threshold.bytes(), min_bytes(rs_send, rq_recv));
+                        assert_eq!(b.recv_threshold.bytes(), min_bytes(rs_recv, rq_send));
                         // What the requester sends, the responder expects, and back.
                         assert_eq!(a.send_threshold, b.recv_threshold);
                         assert_eq!(a.recv_threshold, b.send_threshold);
