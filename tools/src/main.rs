@@ -13,6 +13,7 @@
 
 mod report;
 mod rpc;
+mod status;
 
 use clap::{Args, Parser, Subcommand};
 use report::{hex, parse_hex, NegotiateReport, PrivateDataReport};
@@ -129,6 +130,18 @@ pub(crate) enum Command {
         "2 usage error."
     ))]
     Ping(rpc::PingArgs),
+    /// The module's connections and counters, from its debugfs files.
+    #[command(after_help = concat!(
+        "Example:\n",
+        "  $ rpcrdma-cm status\n",
+        "  ROLE       PEER                 CONFORMANCE  PEER SEND/RECV  ADVERTISED       NEGOTIATED  RI\n",
+        "  requester  192.168.100.1:20049  ok           4096/4096       4096/4096 ri=1   4096/4096   no\n\n",
+        "  ROLE       CONNECTIONS  CONFORMING  ABSENT  ZEROED  SHORT  BAD_MAGIC ...\n",
+        "  requester  1            1           0       0       0      0 ...\n\n",
+        "Needs root (debugfs). Exit status: 0 success, 1 the module is not loaded,\n",
+        "debugfs is not mounted or its files cannot be read, 2 usage error."
+    ))]
+    Status(status::StatusArgs),
 }
 
 /// Arguments of `decode`.
@@ -274,6 +287,7 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<Exit, Failure
             })
         }
         Command::Ping(a) => rpc::ping_cmd(&a, out),
+        Command::Status(a) => status::status_cmd(&a, out),
     }
 }
 
