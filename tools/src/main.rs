@@ -11,6 +11,7 @@
 //! not as it should (non-conforming private data, lost or failed calls,
 //! module not loaded); 2 usage error.
 
+mod rdma;
 mod report;
 mod rpc;
 mod status;
@@ -122,10 +123,24 @@ pub(crate) enum Command {
         "is used), 2 usage error."
     ))]
     Negotiate(NegotiateArgs),
-    /// ONC RPC NULL calls to a server, with round trips and losses.
+    /// Connect to an RPC-over-RDMA listener with chosen CM private data and show what it answers.
     #[command(after_help = concat!(
         "Example:\n",
-        "  $ rpcrdma-cm ping --count 3 192.0.2.1\n\n",
+        "  $ rpcrdma-cm probe 192.168.100.1\n",
+        "  192.168.100.1:20049 accepted\n",
+        "  sent: f6ab0e1801010303 (8 octets)\n",
+        "  received:\n",
+        "    raw: f6ab0e1801000303 + 188 zero octets (196 octets)\n",
+        "    conforming: version 1\n",
+        "    ...\n\n",
+        "Exit status: 0 accepted with conforming private data, 1 rejected,\n",
+        "unreachable, non-conforming or not cleanly disconnected, 2 usage error."
+    ))]
+    Probe(rdma::ProbeArgs),
+    /// ONC RPC NULL calls over TCP or RPC-over-RDMA, with round trips and losses.
+    #[command(after_help = concat!(
+        "Example:\n",
+        "  $ rpcrdma-cm ping --transport rdma --count 3 --version 4 192.168.100.1\n\n",
         "Exit status: 0 every call was answered with SUCCESS, 1 otherwise,\n",
         "2 usage error."
     ))]
@@ -287,6 +302,7 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<Exit, Failure
             })
         }
         Command::Ping(a) => rpc::ping_cmd(&a, out),
+        Command::Probe(a) => rdma::probe_cmd(&a, out),
         Command::Status(a) => status::status_cmd(&a, out),
     }
 }

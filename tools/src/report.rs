@@ -117,7 +117,20 @@ impl PrivateDataReport {
     /// The text form, each line prefixed with `indent`.
     pub fn render(&self, out: &mut String, indent: &str) {
         let e = &self.effective;
-        let _ = writeln!(out, "{indent}raw: {} ({} octets)", self.raw, self.len);
+        // The CM pads private data with zeros (to 56 octets in a REQ, 196
+        // in a REP on InfiniBand and RoCE): show the padding as a count.
+        let head = self.raw.get(..16).unwrap_or(&self.raw);
+        let tail = self.raw.get(16..).unwrap_or("");
+        if !tail.is_empty() && tail.bytes().all(|c| c == b'0') {
+            let _ = writeln!(
+                out,
+                "{indent}raw: {head} + {} zero octets ({} octets)",
+                self.len - 8,
+                self.len
+            );
+        } else {
+            let _ = writeln!(out, "{indent}raw: {} ({} octets)", self.raw, self.len);
+        }
         match &self.reason {
             None => {
                 let _ = writeln!(out, "{indent}conforming: version {}", e.version);

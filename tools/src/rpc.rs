@@ -56,6 +56,9 @@ pub(crate) struct PingArgs {
         id = "program_version"
     )]
     pub program_version: u32,
+    /// RDMA only: the private data to connect with.
+    #[command(flatten)]
+    pub pdata: crate::rdma::PrivateDataArgs,
     /// Only the summary, no line per reply.
     #[arg(long, short)]
     pub quiet: bool,
@@ -73,7 +76,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 }
 
 /// clap value parser: a positive number of seconds.
-fn positive_seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn positive_seconds(s: &str) -> Result<f64, String> {
     match seconds(s)? {
         v if v >= 0.001 => Ok(v),
         _ => Err(format!("'{s}' is below 0.001 seconds")),
@@ -547,9 +550,38 @@ pub(crate) fn ping_cmd(args: &PingArgs, out: &mut dyn Write) -> Result<Exit, Fai
             ping_over(&mut t, args, addr.to_string(), None, out)
         }
         Transport::Rdma => {
-            return Err(Failure::usage(
-                "--transport rdma is not built into this rpcrdma-cm",
-            ))
+            let addr = resolve(&args.target, crate::rdma::NFS_RDMA_PORT)?;
+            let (mut t, conn) = crate::rdma::RdmaTransport::connect(addr, &args.pdata, timeout)
+                .map_err(|f| Failure {
+                    message: format!("ping {addr}: {}", f.message),
+                    ..f
+                })?;
+            if !args.quiet && !args.json {
+                emit(
+                    out,
+                    &format!(
+                        "connected to {addr}: responder sent {} ({}); send threshold {}, recv threshold {}, remote invalidation {}\n",
+                        conn.received.raw.get(..16).unwrap_or(&conn.received.raw),
+                        conn.received.conformance,
+                        conn.negotiated.send_threshold,
+                        conn.negotiated.recv_threshold,
+                        conn.negotiated.remote_invalidation
+                    ),
+                );
+            }
+            let mut report = ping_over(
+                &mut t,
+                args,
+                addr.to_string(),
+                serde_json::to_value(&conn).ok(),
+                out,
+            );
+            if let Err(e) = t.disconnect(timeout) {
+                if report.error.is_none() {
+                    report.error = Some(format!("disconnect: {e}"));
+                }
+            }
+            report
         }
     };
     emit(

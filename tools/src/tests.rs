@@ -71,7 +71,7 @@ fn decode_reserved_bits_and_longer_data() {
     assert_eq!(exit, Exit::Ok);
     assert_eq!(
         out,
-        "raw: f6ab0e18018100ff0000 (10 octets)
+        "raw: f6ab0e18018100ff + 2 zero octets (10 octets)
 conforming: version 1
   remote invalidation: true
   max send: 1024 bytes
@@ -99,6 +99,22 @@ fn decode_each_nonconformance_exits_1() {
         assert!(out.contains("  max send: 1024 bytes\n"), "{out}");
         assert!(out.contains("  remote invalidation: false\n"), "{out}");
     }
+}
+
+#[test]
+fn decode_shows_nonzero_tails_in_full() {
+    let (_, out, _) = cli(&["decode", "f6ab0e180101030300000001"]);
+    assert!(
+        out.starts_with("raw: f6ab0e180101030300000001 (12 octets)\n"),
+        "{out}"
+    );
+    let (_, out, _) = cli(&["decode", "00000000000000000000"]);
+    assert!(
+        out.starts_with(
+            "raw: 0000000000000000 + 2 zero octets (10 octets)\nnot conforming: zeroed len=10\n"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -234,7 +250,7 @@ fn negotiate_nonconforming_peer_and_no_pdata() {
 
 #[test]
 fn help_has_examples_and_exit_status() {
-    for sub in ["decode", "encode", "negotiate", "ping"] {
+    for sub in ["decode", "encode", "negotiate", "ping", "probe", "status"] {
         let (exit, out, _) = cli(&[sub, "--help"]);
         assert_eq!(exit, Exit::Ok, "{sub}");
         assert!(out.contains("Example:"), "{sub}: {out}");

@@ -75,7 +75,12 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Call { what, errno } => {
-                write!(f, "{what}: {}", std::io::Error::from_raw_os_error(*errno))
+                write!(f, "{what}: {}", std::io::Error::from_raw_os_error(*errno))?;
+                if *errno == 19 {
+                    // ENODEV: librdmacm found no RDMA device at all.
+                    f.write_str(" (no RDMA device; e.g. rdma link add rxe0 type rxe netdev eth0)")?;
+                }
+                Ok(())
             }
             Error::Timeout { what } => write!(f, "timed out waiting for {what}"),
             Error::Event {
