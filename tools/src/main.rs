@@ -157,6 +157,12 @@ pub(crate) enum Command {
         "debugfs is not mounted or its files cannot be read, 2 usage error."
     ))]
     Status(status::StatusArgs),
+    /// Write the manual pages (rpcrdma-cm.1, rpcrdma-cm-SUBCOMMAND.1) into a directory.
+    #[command(hide = true)]
+    Man {
+        /// The directory (created if missing).
+        out_dir: std::path::PathBuf,
+    },
 }
 
 /// Arguments of `decode`.
@@ -304,6 +310,13 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<Exit, Failure
         Command::Ping(a) => rpc::ping_cmd(&a, out),
         Command::Probe(a) => rdma::probe_cmd(&a, out),
         Command::Status(a) => status::status_cmd(&a, out),
+        Command::Man { out_dir } => {
+            use clap::CommandFactory;
+            std::fs::create_dir_all(&out_dir)
+                .and_then(|()| clap_mangen::generate_to(Cli::command(), &out_dir))
+                .map_err(|e| Failure::peer(format!("{}: {e}", out_dir.display())))?;
+            Ok(Exit::Ok)
+        }
     }
 }
 

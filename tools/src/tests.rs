@@ -288,3 +288,29 @@ fn ping_arguments() {
         assert!(parse(bad).is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn man_pages_carry_examples_and_exit_status() {
+    let dir = std::env::temp_dir().join(format!("rpcrdma-cm-man-{}", std::process::id()));
+    let (exit, _, err) = cli(&["man", dir.to_str().unwrap()]);
+    assert_eq!(exit, Exit::Ok, "{err}");
+    for page in [
+        "rpcrdma-cm",
+        "rpcrdma-cm-decode",
+        "rpcrdma-cm-encode",
+        "rpcrdma-cm-negotiate",
+        "rpcrdma-cm-probe",
+        "rpcrdma-cm-ping",
+        "rpcrdma-cm-status",
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{page}.1"))).unwrap();
+        assert!(
+            text.starts_with(".ie \\n(.g .ds Aq"),
+            "{page}: {}",
+            &text[..40]
+        );
+        assert!(text.contains("Exit status"), "{page}");
+    }
+    assert!(!dir.join("rpcrdma-cm-man.1").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
