@@ -46,7 +46,7 @@ PINGS="tcp 3
 tcp 4
 rdma 3
 rdma 4"
-ktap_set_plan $((2 + $(echo "$CASES" | wc -l) + 1 + $(echo "$PINGS" | wc -l) + 3 + 4 + 1))
+ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 1 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1))
 
 mountpoint -q $D || mount -t debugfs nodev $D
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
@@ -82,6 +82,13 @@ ktap_test_result "probe: the stock server answers flags 00" probe_flags 0
 
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 ktap_test_result "probe: with rpcrdma_cm loaded the server answers flags 01" probe_flags 1
+probe_text() {
+	run probe "$ip"
+	show
+	[ "$rc" = 0 ] && grep -q "^  raw: f6ab0e1801010303 + 188 zero octets (196 octets)$" "$OUT" &&
+		grep -q "^this side (requester) negotiates:$" "$OUT"
+}
+ktap_test_result "probe: text output" probe_text
 
 counter() {
 	grep '^responder ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
@@ -138,6 +145,17 @@ ping_ok() {
 while read -r transport version; do
 	ktap_test_result "ping $transport NFSv$version: 100 calls, 0 lost" ping_ok "$transport" "$version"
 done <<<"$PINGS"
+
+# The text form: a line per reply like ping's, then the summary.
+ping_text() {
+	run ping -t "$1" -c 3 -i 0.2 "$ip"
+	show
+	[ "$rc" = 0 ] && [ "$(grep -c "^reply from .* SUCCESS time=" "$OUT")" = 3 ] &&
+		grep -q "^3 calls sent, 3 replies, 0 not SUCCESS, 0 lost (0% loss)$" "$OUT" &&
+		grep -q "^rtt min/avg/max/stddev = " "$OUT"
+}
+ktap_test_result "ping tcp text output" ping_text tcp
+ktap_test_result "ping rdma text output" ping_text rdma
 
 # An unsupported version: PROG_MISMATCH with the supported range, exit 1.
 ping_mismatch() {

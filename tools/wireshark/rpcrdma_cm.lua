@@ -13,9 +13,10 @@
 --     non-conforming private data gets an expert warning;
 --   - any REQ or REP whose consumer private data starts with the format
 --     identifier.
--- For a REQ made through the RDMA CM (service ID 0x00000000010600PP for
--- RDMA_PS_TCP port PP) the consumer's data follows the 36-octet IP CM
--- header; in a REP it starts at the first octet.
+-- For a REQ made through the RDMA CM (service ID 0x000000000106PPPP for
+-- RDMA_PS_TCP port PPPP) the consumer's data follows the 36-octet IP CM
+-- header, which Wireshark 4 strips before calling the heuristics; in a
+-- REP it starts at the first octet.
 --
 -- Fields: rpcrdma_cm.magic, .version, .flags, .ri, .reserved, .max_send,
 -- .max_recv (in bytes), .conformance (ok, absent, zeroed, short, bad_magic,
@@ -32,6 +33,8 @@ local MAGIC = 0xf6ab0e18
 local MESSAGE_LEN = 8
 -- The RDMA CM's IP CM header in a REQ's private data.
 local IP_CM_HEADER_LEN = 36
+-- The private data area of an IB CM REQ.
+local REQ_PRIVATE_LEN = 92
 -- Service ID of an RDMA CM connection: 0x0000000001, the port space
 -- (0x06 for RDMA_PS_TCP), the port.
 local IP_CM_SERVICE_PREFIX_TCP = 0x0106
@@ -41,7 +44,7 @@ local fields = {
     version = ProtoField.uint8("rpcrdma_cm.version", "Version", base.DEC),
     flags = ProtoField.uint8("rpcrdma_cm.flags", "Flags", base.HEX),
     ri = ProtoField.bool("rpcrdma_cm.ri", "Remote Invalidation", 8, nil, 0x01),
-    reserved = ProtoField.uint8("rpcrdma_cm.reserved", "Reserved flag bits", base.HEX, nil, 0xfe),
+    reserved = ProtoField.uint8("rpcrdma_cm.reserved", "Reserved flag bits", base.HEX),
     max_send = ProtoField.uint32("rpcrdma_cm.max_send", "Max Send Size (bytes)", base.DEC),
     max_recv = ProtoField.uint32("rpcrdma_cm.max_recv", "Max Receive Size (bytes)", base.DEC),
     conformance = ProtoField.string("rpcrdma_cm.conformance", "Conformance"),
@@ -140,7 +143,10 @@ local function consumer_data(tvb)
     if sid then
         local port = ip_cm_port(sid.value)
         local data = tvb
-        if port ~= nil and tvb:len() > IP_CM_HEADER_LEN then
+        -- Wireshark 4 hands over the consumer's 56 octets after the IP CM
+        -- header; a dissector that hands over the whole 92-octet area
+        -- leaves the header in front.
+        if port ~= nil and tvb:len() == REQ_PRIVATE_LEN then
             data = tvb(IP_CM_HEADER_LEN):tvb()
         end
         local nfs = port ~= nil and in_ranges(tostring(rpcrdma_cm.prefs.ports), port)
@@ -171,7 +177,7 @@ local function dissect(data, pinfo, tree)
         item:add(fields.version, data(4, 1))
         local flags_item = item:add(fields.flags, data(5, 1))
         flags_item:add(fields.ri, data(5, 1))
-        flags_item:add(fields.reserved, data(5, 1))
+        flags_item:add(fields.reserved, data(5, 1), flags - flags % 2)
         item:add(fields.max_send, data(6, 1), send):append_text(string.format(" (encoded %d)", data(6, 1):uint()))
         item:add(fields.max_recv, data(7, 1), recv):append_text(string.format(" (encoded %d)", data(7, 1):uint()))
         local summary = string.format("v1 send=%d recv=%d ri=%d", send, recv, flags % 2)
