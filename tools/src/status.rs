@@ -111,10 +111,12 @@ impl<'a> Pairs<'a> {
         Ok(Pairs { line, map })
     }
 
+    /// Whether `key` is present.
     fn has(&self, key: &str) -> bool {
         self.map.contains_key(key)
     }
 
+    /// The value of `key`; its absence is an error.
     fn str(&self, key: &str) -> Result<&'a str, String> {
         self.map
             .get(key)
@@ -122,6 +124,7 @@ impl<'a> Pairs<'a> {
             .ok_or_else(|| format!("no {key}= in '{}'", self.line))
     }
 
+    /// The value of `key` as a number (decimal, or hex with `0x`).
     fn num<T: std::str::FromStr>(&self, key: &str) -> Result<T, String> {
         let v = self.str(key)?;
         let v_dec = v.strip_prefix("0x");
@@ -134,6 +137,7 @@ impl<'a> Pairs<'a> {
         .ok_or_else(|| format!("{key}={v} is not a number"))
     }
 
+    /// The value of `key` as a flag, 0 or 1.
     fn flag(&self, key: &str) -> Result<bool, String> {
         match self.str(key)? {
             "0" => Ok(false),
@@ -142,6 +146,7 @@ impl<'a> Pairs<'a> {
         }
     }
 
+    /// Send and receive sizes and the RI flag from three keys.
     fn sizes(&self, send: &str, recv: &str, ri: &str) -> Result<Sizes, String> {
         Ok(Sizes {
             send: self.num(send)?,

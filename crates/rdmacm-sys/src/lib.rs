@@ -153,6 +153,7 @@ struct Event {
 struct Channel(*mut sys::rdma_event_channel);
 
 impl Channel {
+    /// A new event channel.
     fn new() -> Result<Self, Error> {
         // SAFETY: no arguments; returns null or a channel we own.
         let ch = unsafe { sys::rdma_create_event_channel() };
@@ -280,6 +281,7 @@ struct Buffer {
 }
 
 impl Buffer {
+    /// `len` zeroed octets registered with `pd` for local writes.
     fn new(pd: *mut sys::ibv_pd, len: usize) -> Result<Self, Error> {
         let mut mem = vec![0u8; len.max(1)].into_boxed_slice();
         // SAFETY: pd is a live protection domain; mem stays allocated (and
@@ -346,10 +348,15 @@ pub struct Connection {
     /// Received messages not yet handed out (receive completed while
     /// waiting for a send completion).
     received: std::collections::VecDeque<Vec<u8>>,
+    /// The protection domain (null until allocated).
     pd: *mut sys::ibv_pd,
+    /// The completion queue of both send and receive (null until created).
     cq: *mut sys::ibv_cq,
+    /// The CM id, owner of the QP.
     id: *mut sys::rdma_cm_id,
+    /// Whether the connection was established and not yet disconnected.
     connected: bool,
+    /// The id's event channel; destroyed last.
     channel: Channel,
 }
 

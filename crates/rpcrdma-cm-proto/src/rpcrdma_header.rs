@@ -189,11 +189,14 @@ impl fmt::Display for HeaderError {
 
 /// Reads XDR words with bounds checks.
 struct Words<'a> {
+    /// The received octets.
     buf: &'a [u8],
+    /// Offset of the next word.
     pos: usize,
 }
 
 impl Words<'_> {
+    /// The next word, `field` naming it if it is missing.
     fn word(&mut self, field: &'static str) -> Result<u32, HeaderError> {
         self.need(4, field)?;
         let b = &self.buf[self.pos..self.pos + 4];
