@@ -6,7 +6,8 @@
 # - probe: the stock server answers flags 00, with rpcrdma_cm loaded 01;
 #   each odd private data (none, zero octets, short, little-endian magic,
 #   version 2, reserved bit, zeros) is accepted with the module's
-#   advertisement and counted by the responder under its cause; IPv6.
+#   advertisement and counted by the responder under its cause; IPv6;
+#   iWARP (siw), where the private data arrives unpadded.
 # - ping: 100 NULL calls each over TCP and over RDMA (RDMA_MSG), NFS
 #   program 100003 versions 3 and 4, none lost; an unsupported version is
 #   PROG_MISMATCH (exit 1); nothing listening gives exit 1 in time.
@@ -46,7 +47,7 @@ PINGS="tcp 3
 tcp 4
 rdma 3
 rdma 4"
-ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 1 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1))
+ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 3 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1))
 
 mountpoint -q $D || mount -t debugfs nodev $D
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
@@ -130,6 +131,37 @@ probe_ipv6() {
 	fi
 }
 ktap_test_result "probe over IPv6" probe_ipv6
+
+# iWARP: a siw device on a dummy interface of its own (the RDMA CM binds
+# 127.0.0.1 to the first device, rxe). MPA carries the private data as
+# sent, without the InfiniBand CM's zero padding.
+SIW_IP=10.99.0.1
+siw_up() {
+	if ! rdma link show siw_d0/1 >/dev/null 2>&1; then
+		ip link add rpcrdma_d0 type dummy && ip link set rpcrdma_d0 up &&
+			ip addr add $SIW_IP/24 dev rpcrdma_d0 &&
+			rdma link add siw_d0 type siw netdev rpcrdma_d0
+	fi
+}
+probe_siw() {
+	siw_up || { ktap_print_msg "siw on a dummy interface failed"; return 1; }
+	run probe --json $SIW_IP
+	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received.raw) \(.received.len)"' "$OUT")" != "f6ab0e1801010303 8" ]; then
+		show
+		return 1
+	fi
+}
+ktap_test_result "probe over siw (iWARP): the server's 8 octets, unpadded" probe_siw
+ping_siw() {
+	run ping --json -t rdma -c 20 -i 0 $SIW_IP
+	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received) \(.lost)"' "$OUT")" != "20 0" ]; then
+		show
+		return 1
+	fi
+	ktap_print_msg "rtt rdma (siw) NFSv3: $(jq -r '.rtt_ms | map_values(. * 1000 | round / 1000) |
+		"min/avg/max/stddev = \(.min)/\(.avg)/\(.max)/\(.stddev) ms"' "$OUT")"
+}
+ktap_test_result "ping rdma over siw: 20 calls, 0 lost" ping_siw
 
 # ping_ok TRANSPORT VERSION: 100 NULL calls, all answered with SUCCESS.
 ping_ok() {
