@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! tools/wireshark/rpcrdma_cm.lua under tshark on
-//! tools/wireshark/testdata/cm_private.pcap: a ConnectRequest and
-//! ConnectReply of an NFS/RDMA mount between two guests (stock Linux), and
-//! copies with other private data, another service port or an unknown
-//! communication ID (see make_fixture.py there). tshark is installed by
-//! scripts/deps.sh; without it this test fails.
+//! tools/wireshark/rpcrdma_cm.lua under tshark on two captures in
+//! tools/wireshark/testdata (see make_fixture.py there): cm_private.pcap,
+//! a ConnectRequest and ConnectReply of an NFS/RDMA mount between two
+//! guests (stock Linux, RoCE v2) and copies with other private data,
+//! another service port or an unknown communication ID; mpa.pcap, the MPA
+//! exchanges of rpcrdma-cm probing nfsd over siw, and copies. tshark is
+//! installed by scripts/deps.sh; without it these tests fail.
 
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn fields_of_every_frame() {
+/// The dissector's fields, '|'-separated, one line per frame matching
+/// `filter` in the capture `pcap` under tools/wireshark/testdata.
+fn dissect(pcap: &str, filter: &str) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("wireshark");
     let out = Command::new("tshark")
         .arg("-X")
@@ -20,7 +22,8 @@ fn fields_of_every_frame() {
             dir.join("rpcrdma_cm.lua").display()
         ))
         .arg("-r")
-        .arg(dir.join("testdata/cm_private.pcap"))
+        .arg(dir.join("testdata").join(pcap))
+        .args(["-Y", filter])
         .args(["-T", "fields", "-E", "separator=|"])
         .args(["-e", "frame.number", "-e", "rpcrdma_cm.conformance"])
         .args(["-e", "rpcrdma_cm.max_send", "-e", "rpcrdma_cm.max_recv"])
@@ -32,9 +35,15 @@ fn fields_of_every_frame() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("Lua: Error"), "{stderr}");
-    // Expert severity 6291456 is a warning, 4194304 a note.
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// InfiniBand CM (RoCE v2) REQ and REP. Expert severity 6291456 is a
+/// warning, 4194304 a note.
+#[test]
+fn infiniband_cm_req_and_rep() {
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
+        dissect("cm_private.pcap", "frame"),
         "\
 1|ok|4096|4096|1|0x00|1|0xf6ab0e18|
 2|ok|4096|4096|0|0x00|1|0xf6ab0e18|
@@ -46,6 +55,28 @@ fn fields_of_every_frame() {
 8|zeroed||||||0x00000000|6291456
 9||||||||
 10|ok|4096|4096|1|0x00|1|0xf6ab0e18|
+"
+    );
+}
+
+/// iWARP (siw) MPA Request and Reply, MPA revision 2: the IRD/ORD octets
+/// come first. Port 20050 is not an NFS/RDMA port: claimed only with the
+/// format identifier.
+#[test]
+fn iwarp_mpa_request_and_reply() {
+    assert_eq!(
+        dissect("mpa.pcap", "iwarp_mpa.req || iwarp_mpa.rep"),
+        "\
+4|ok|4096|4096|1|0x00|1|0xf6ab0e18|
+6|ok|4096|4096|1|0x00|1|0xf6ab0e18|
+14|ok|16384|16384|1|0x80|1|0xf6ab0e18|4194304
+16|ok|4096|4096|1|0x00|1|0xf6ab0e18|
+24|zeroed||||||0x00000000|6291456
+26|ok|4096|4096|1|0x00|1|0xf6ab0e18|
+34||||||||
+36||||||||
+44|ok|4096|4096|1|0x00|1|0xf6ab0e18|
+46|ok|4096|4096|1|0x00|1|0xf6ab0e18|
 "
     );
 }

@@ -24,8 +24,8 @@
 --
 -- Install: copy to ~/.local/lib/wireshark/plugins/ (Wireshark 4.x), or
 -- use it once: tshark -X lua_script:tools/wireshark/rpcrdma_cm.lua -r FILE
--- The iWARP MPA dissector offers no heuristic list for its private data,
--- so iWARP (siw) connections are not decoded.
+-- iWARP (siw, MPA Request/Reply) is decoded by a postdissector: the MPA
+-- dissector offers no heuristic list for its private data.
 
 local rpcrdma_cm = Proto("rpcrdma_cm", "RPC-over-RDMA CM Private Data (RFC 8797)")
 
@@ -212,3 +212,34 @@ local function heuristic(tvb, pinfo, tree)
 end
 
 rpcrdma_cm:register_heuristic("infiniband.mad.cm.private", heuristic)
+
+-- iWARP: Wireshark's MPA dissector shows MPA Request/Reply private data
+-- as bytes and hands it to no list, so a postdissector looks at it. With
+-- MPA revision 2 the first 4 octets are the IRD/ORD of enhanced connection
+-- establishment (RFC 6581); the consumer's data follows.
+local f_mpa_privatedata = Field.new("iwarp_mpa.privatedata")
+local f_mpa_rev = Field.new("iwarp_mpa.rev")
+local f_mpa_req = Field.new("iwarp_mpa.req")
+
+function rpcrdma_cm.dissector(tvb, pinfo, tree)
+    local pd = f_mpa_privatedata()
+    if pd == nil then
+        return
+    end
+    local data = pd.range:tvb()
+    local rev = f_mpa_rev()
+    if rev and rev.value == 2 then
+        if data:len() < 4 then
+            return
+        end
+        data = data:range(4):tvb()
+    end
+    -- The request goes to the NFS/RDMA port, the reply comes from it.
+    local port = f_mpa_req() and pinfo.dst_port or pinfo.src_port
+    local magic = data:len() >= 4 and data(0, 4):uint() == MAGIC
+    if in_ranges(tostring(rpcrdma_cm.prefs.ports), port) or magic then
+        dissect(data, pinfo, tree)
+    end
+end
+
+register_postdissector(rpcrdma_cm)
