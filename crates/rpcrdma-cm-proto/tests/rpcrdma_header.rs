@@ -313,8 +313,16 @@ proptest! {
     #[test]
     fn arbitrary_words_never_panic(w in proptest::collection::vec(prop_oneof![0u32..3, any::<u32>()], 0..40)) {
         let buf = words(&w);
-        if let Ok(Header { body: Body::Msg { payload_offset, .. }, .. }) = Header::decode(&buf) {
+        if let Ok(Header { body: Body::Msg { chunks, payload_offset }, .. }) = Header::decode(&buf) {
             prop_assert!(payload_offset <= buf.len());
+            // The payload starts where the counted chunk lists end (the
+            // same check as fuzz/fuzz_targets/rpcrdma_header.rs).
+            let words = 7
+                + 6 * chunks.read_segments as usize
+                + 2 * chunks.write_chunks as usize
+                + 4 * chunks.write_segments as usize
+                + chunks.reply_segments.map_or(0, |n| 1 + 4 * n as usize);
+            prop_assert_eq!(payload_offset, 4 * words);
         }
     }
 }
