@@ -6,8 +6,8 @@
 # - probe: the stock server answers flags 00, with rpcrdma_cm loaded 01;
 #   each odd private data (none, zero octets, short, little-endian magic,
 #   version 2, reserved bit, zeros) is accepted with the module's
-#   advertisement and counted by the responder under its cause; IPv6;
-#   iWARP (siw), where the private data arrives unpadded.
+#   advertisement and counted by the responder under its cause; IPv6
+#   (probe and ping); iWARP (siw), where the private data arrives unpadded.
 # - ping: 100 NULL calls each over TCP and over RDMA (RDMA_MSG), NFS
 #   program 100003 versions 3 and 4, none lost; an unsupported version is
 #   PROG_MISMATCH (exit 1); nothing listening gives exit 1 in time.
@@ -47,7 +47,7 @@ PINGS="tcp 3
 tcp 4
 rdma 3
 rdma 4"
-ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 3 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1))
+ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1))
 
 mountpoint -q $D || mount -t debugfs nodev $D
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
@@ -131,6 +131,15 @@ probe_ipv6() {
 	fi
 }
 ktap_test_result "probe over IPv6" probe_ipv6
+ping_ipv6() {
+	run ping --json -t "$1" -c 10 -i 0 "[fd00:5243:4d::1]"
+	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received) \(.lost)"' "$OUT")" != "10 0" ]; then
+		show
+		return 1
+	fi
+}
+ktap_test_result "ping tcp over IPv6: 10 calls, 0 lost" ping_ipv6 tcp
+ktap_test_result "ping rdma over IPv6: 10 calls, 0 lost" ping_ipv6 rdma
 
 # iWARP: a siw device on a dummy interface of its own (the RDMA CM binds
 # 127.0.0.1 to the first device, rxe). MPA carries the private data as
