@@ -33,7 +33,7 @@ apt_plain=(
 	flex bison bc libelf-dev libssl-dev cpio kmod pahole make gcc
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils rdmacm-utils python3-pyverbs librdmacm-dev libibverbs-dev
-	nfs-kernel-server nfs-common iproute2 tshark tcpdump procps
+	nfs-kernel-server nfs-common iproute2 tshark tcpdump procps jq
 	python3-pip xz-utils
 )
 
