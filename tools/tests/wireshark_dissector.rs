@@ -61,7 +61,7 @@ fn infiniband_cm_req_and_rep() {
 
 /// iWARP (siw) MPA Request and Reply, MPA revision 2: the IRD/ORD octets
 /// come first. Port 20050 is not an NFS/RDMA port: claimed only with the
-/// format identifier.
+/// format identifier. Frame 54 carries the IRD/ORD octets only.
 #[test]
 fn iwarp_mpa_request_and_reply() {
     assert_eq!(
@@ -77,6 +77,8 @@ fn iwarp_mpa_request_and_reply() {
 36||||||||
 44|ok|4096|4096|1|0x00|1|0xf6ab0e18|
 46|ok|4096|4096|1|0x00|1|0xf6ab0e18|
+54|absent|||||||6291456
+56|ok|4096|4096|1|0x00|1|0xf6ab0e18|
 "
     );
 }

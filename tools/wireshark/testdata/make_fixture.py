@@ -17,8 +17,10 @@ make_fixture.py mpa SIW_PCAP mpa.pcap
     f6ab0e1801810f0f): both TCP connections (10 frames each: handshake,
     MPA Request and Reply, close) as captured, then copies of the first
     with another client port and the Request's private data zeroed, and
-    with the server port 20050, zeroed or not. TCP checksums of the copies
-    are left as captured (Wireshark does not check them).
+    with the server port 20050, zeroed or not, and with a Request that
+    carries no consumer private data (only MPA revision 2's IRD/ORD).
+    TCP and IPv4 checksums of the copies are left as captured (Wireshark
+    does not check them).
 """
 
 import struct
@@ -74,11 +76,26 @@ def mpa(path, out_path):
             out.append(f)
         return out
 
+    def without_consumer_data(conn):
+        # The Request carries the IRD/ORD octets only: private data length
+        # 4 (MPA header: key 16, flags, revision, length 2), frame and IPv4
+        # total length 8 shorter.
+        out = []
+        for f in conn:
+            if b"MPA ID Req Frame" in f:
+                key = f.index(b"MPA ID Req Frame")
+                f = patch(f, key + 18, struct.pack(">H", 4))[:-8]
+                total = struct.unpack(">H", f[16:18])[0]
+                f = patch(f, 16, struct.pack(">H", total - 8))
+            out.append(f)
+        return out
+
     port = lambda n: struct.pack(">H", n)
     out = (conn1 + conn2
            + copy(conn1, port(58100), server, True, False)       # 21-30
            + copy(conn1, port(58101), port(20050), True, True)    # 31-40
-           + copy(conn1, port(58102), port(20050), False, False))  # 41-50
+           + copy(conn1, port(58102), port(20050), False, False)  # 41-50
+           + without_consumer_data(copy(conn1, port(58103), server, False, False)))  # 51-60
     write_pcap(out_path, header, out)
 
 
