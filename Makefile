@@ -10,7 +10,7 @@ KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
 KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug run bench fuzz
+	selftests two-guest check-debug run bench fuzz tools install-tools
 
 all: module
 
@@ -20,6 +20,8 @@ help:
 	@echo '  make kernel       build the test kernel (cached; KCONFIG=debug adds KASAN, kmemleak, lockdep)'
 	@echo '  make              build rpcrdma_cm.ko against it (KDIR=... for another tree)'
 	@echo '  make test-host    cargo tests of the protocol core and tools'
+	@echo '  make tools        build the rpcrdma-cm tool (target/release/rpcrdma-cm)'
+	@echo '  make install-tools  install rpcrdma-cm, its man pages and the Wireshark dissector'
 	@echo '  make lint         rustfmt, clippy (host and CLIPPY=1 module build), checkpatch of patches/'
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA)'
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
@@ -47,10 +49,10 @@ test-host:
 lint:
 	$(SCRIPTS)/lint.sh
 
-selftests: module
+selftests: module tools
 	KDIR=$(KDIR) $(SCRIPTS)/selftests.sh
 
-two-guest: module
+two-guest: module tools
 	KDIR=$(KDIR) $(SCRIPTS)/two-guest.sh
 
 # The guest tests once more on the debug kernel; the module is rebuilt
@@ -63,6 +65,20 @@ check-debug:
 
 check:
 	$(SCRIPTS)/check.sh
+
+# The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps).
+tools:
+	cargo build --release -p rpcrdma-cm-tools
+
+# PREFIX/bin/rpcrdma-cm, its man pages in MANDIR/man1 and the Lua dissector
+# in WIRESHARK_PLUGINS (Wireshark's personal plugin directory by default).
+PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
+WIRESHARK_PLUGINS ?= $(HOME)/.local/lib/wireshark/plugins
+install-tools: tools
+	install -D -m 0755 target/release/rpcrdma-cm $(DESTDIR)$(PREFIX)/bin/rpcrdma-cm
+	target/release/rpcrdma-cm man $(DESTDIR)$(MANDIR)/man1
+	install -D -m 0644 tools/wireshark/rpcrdma_cm.lua $(DESTDIR)$(WIRESHARK_PLUGINS)/rpcrdma_cm.lua
 
 run:
 	$(SCRIPTS)/run-demo.sh

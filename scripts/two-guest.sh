@@ -155,6 +155,70 @@ is_nfs_rdma_service() {
 }
 ktap_test_result "ConnectRequest is for port 20049" is_nfs_rdma_service "$service"
 
+# The Lua dissector (tools/wireshark/rpcrdma_cm.lua) on a pair's capture:
+# its fields for the NFS connection's REQ and REP equal what both ends'
+# tracepoints say was on the wire (decoded by rpcrdma-cm) and, where
+# rpcrdma_cm is loaded, both ends' debugfs lines.
+LUA=$RPCRDMA_CM_TOP/tools/wireshark/rpcrdma_cm.lua
+TOOL=${RPCRDMA_CM_TOOL:-$RPCRDMA_CM_TOP/target/release/rpcrdma-cm}
+# dissected PCAP ATTR: "CONFORMANCE [SEND RECV RI]" of the first REQ (0x0010)
+# or REP (0x0013) the dissector claimed.
+dissected() {
+	tshark -X "lua_script:$LUA" -r "$1" -Y "infiniband.mad.attributeid == $2 && rpcrdma_cm" \
+		-T fields -E separator=' ' -e rpcrdma_cm.conformance -e rpcrdma_cm.max_send \
+		-e rpcrdma_cm.max_recv -e rpcrdma_cm.ri 2>/dev/null | head -1 |
+		sed 's/ *$//; s/ True$/ 1/; s/ False$/ 0/'
+}
+# decoded HEX: the same from rpcrdma-cm decode.
+decoded() {
+	"$TOOL" decode --json "$1" | jq -r 'if .message then
+		"ok \(.message.max_send) \(.message.max_recv) \(if .message.remote_invalidation then 1 else 0 end)"
+		else .conformance end'
+}
+# from_debugfs FILE ROLE peer|advertised: the same from ROLE's debugfs line
+# (advertised=none is sent as zeros by the CM).
+from_debugfs() {
+	local line
+	line=$(grep -m1 "^role=$2 " "$1") || return 1
+	kv() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	if [ "$3" = peer ] && [ "$(kv peer_conformance)" != ok ]; then
+		kv peer_conformance
+	elif [ "$3" = advertised ] && [ "$(kv advertised)" = none ]; then
+		echo zeroed
+	else
+		echo "ok $(kv "$3_send") $(kv "$3_recv") $(kv "$3_ri")"
+	fi
+}
+trace_octets() {
+	tail -1 "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+dissector_matches() {
+	local d req rep ok=0 what got want
+	for d in "$@"; do
+		req=$(dissected "$d/server.pcap" 0x0010)
+		rep=$(dissected "$d/server.pcap" 0x0013)
+		ktap_print_msg "${d##*/}: dissector REQ '$req', REP '$rep'"
+		[ -n "$req" ] && [ -n "$rep" ] || ok=1
+		while IFS='|' read -r what got want; do
+			[ -z "$what" ] || [ "$got" = "$want" ] && continue
+			ktap_print_msg "${d##*/} $what: dissector '$got', want '$want'"
+			ok=1
+		done < <(
+			echo "REQ vs server tracepoint|$req|$(decoded "$(trace_octets "$d/server-trace" peer)")"
+			echo "REP vs client tracepoint|$rep|$(decoded "$(trace_octets "$d/client-trace" peer)")"
+			if [ -s "$d/server-connections" ]; then
+				echo "REQ vs server debugfs|$req|$(from_debugfs "$d/server-connections" responder peer)"
+				echo "REP vs server debugfs|$rep|$(from_debugfs "$d/server-connections" responder advertised)"
+			fi
+			if [ -s "$d/client-connections" ]; then
+				echo "REQ vs client debugfs|$req|$(from_debugfs "$d/client-connections" requester advertised)"
+				echo "REP vs client debugfs|$rep|$(from_debugfs "$d/client-connections" requester peer)"
+			fi
+		)
+	done
+	return $ok
+}
+
 # traces_match DIR BY: each side's rpcrdma:*_cm_private tracepoint says BY
 # (module or stock) and shows the octets the wire carried: the client sent
 # the ConnectRequest's private data and received the ConnectReply's, the
@@ -288,6 +352,9 @@ client_default() {
 	return $ok
 }
 ktap_test_result "client without private data: both transports apply 1024/1024, no RI; the module reports it" client_default
+
+ktap_test_result "Lua dissector: REQ and REP fields equal both ends' tracepoints and debugfs, every pair" \
+	dissector_matches "$W" "$RI" "$NORI" "$OFF"
 
 # Both guests of every pair save their kernel log at the end.
 guest_logs_clean() {

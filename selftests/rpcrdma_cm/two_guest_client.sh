@@ -33,6 +33,9 @@ if [ -d /sys/module/rpcrdma_cm ]; then
 	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
 	cat /sys/kernel/debug/rpcrdma_cm/connections >"$W/client-connections"
 fi
+# Let the server save its debugfs while the connection is up.
+touch "$W/client-mounted"
+wait_for_file 60 "$W/server-connections-done"
 echo "$nic" >"$W/client-nic"
 head -c 262144 /dev/urandom >/tmp/payload
 cp /tmp/payload "$MNT/payload" && sync && echo 3 >/proc/sys/vm/drop_caches

@@ -41,6 +41,18 @@ if ! listening; then
 fi
 touch "$W/server-ready"
 
+# For the host's dissector check: the module's debugfs while the client is
+# mounted (it says so with client-mounted; client-done if it never mounts).
+if [ -d /sys/module/rpcrdma_cm ]; then
+	for _ in $(seq 1 $((${TWO_GUEST_WAIT:-400} * 4))); do
+		[ -e "$W/client-mounted" ] || [ -e "$W/client-done" ] && break
+		sleep 0.25
+	done
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+	cat /sys/kernel/debug/rpcrdma_cm/connections >"$W/server-connections"
+fi
+touch "$W/server-connections-done"
+
 wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
 # Stop the capture once the last packet is in the file: -U writes each
 # packet as it comes; wait until the file has not grown for 2 s (the

@@ -9,6 +9,8 @@
 //!
 //! - [`cm_private`]: the RFC 8797 CM private data message and negotiation.
 //! - [`record_marking`]: ONC RPC record marking (RFC 5531 section 11).
+//! - [`rpcrdma_header`]: the RPC-over-RDMA Version One transport header
+//!   (RFC 8166), for the tools' RDMA ping; host only.
 //! - [`stdio`] (feature `std`): reading records from a `std::io::Read`.
 
 #![no_std]
@@ -21,6 +23,8 @@ pub mod cm_private;
 
 #[path = "../../../rust/proto/record_marking.rs"]
 pub mod record_marking;
+
+pub mod rpcrdma_header;
 
 #[cfg(feature = "std")]
 pub mod stdio;

@@ -1,0 +1,318 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The userspace tool rpcrdma-cm (tools/, built on the host with
+# 'cargo build --release') against the guest's real nfsd over soft-RoCE:
+# - probe: the stock server answers flags 00, with rpcrdma_cm loaded 01;
+#   each odd private data (none, zero octets, short, little-endian magic,
+#   version 2, reserved bit, zeros) is accepted with the module's
+#   advertisement and counted by the responder under its cause; IPv6
+#   (probe and ping); iWARP (siw), where the private data arrives unpadded.
+# - ping: 100 NULL calls each over TCP and over RDMA (RDMA_MSG), NFS
+#   program 100003 versions 3 and 4, none lost; an unsupported version is
+#   PROG_MISMATCH (exit 1); nothing listening gives exit 1 in time.
+# - status and status --json while an NFSv4 mount is up agree with the
+#   debugfs files they read; with the module unloaded status says so.
+# The round-trip times of the pings are printed (as '# rtt ...' lines).
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
+D=/sys/kernel/debug
+STATS=$D/rpcrdma_cm/stats
+CONN=$D/rpcrdma_cm/connections
+OUT=$(mktemp)
+trap 'rm -f "$OUT"' EXIT
+
+ktap_print_header
+require_module_ko
+if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
+	ktap_skip_all "$TOOL or jq missing (cargo build --release -p rpcrdma-cm-tools)"
+	exit "$KSFT_SKIP"
+fi
+
+# name|--pdata argument ("none": --no-pdata)|responder counter that must rise
+CASES="conforming, RI offered|f6ab0e1801010303|conforming
+no private data|none|zeroed
+zero octets|-|zeroed
+short (3 octets)|f6ab0e|bad_magic
+little-endian magic|180eabf601010303|bad_magic
+version 2|f6ab0e1802010303|unknown_version
+reserved flag bit set|f6ab0e1801810f0f|reserved_flags
+eight zero octets|0000000000000000|zeroed"
+PINGS="tcp 3
+tcp 4
+rdma 3
+rdma 4"
+ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1))
+
+mountpoint -q $D || mount -t debugfs nodev $D
+nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
+ip=$(guest_ip "$nic")
+modprobe rpcrdma
+rmmod rpcrdma_cm 2>/dev/null
+start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+
+# run ARGS...: run the tool with its output in $OUT and its exit status in
+# $rc; on a surprise the caller prints $OUT.
+run() {
+	rc=0
+	"$TOOL" "$@" >"$OUT" 2>&1 || rc=$?
+}
+
+show() {
+	sed 's/^/# /' "$OUT"
+}
+
+# probe_flags WANT: a default probe is accepted (exit 0) and the server's
+# private data conforms with flags WANT (0 stock, 1 rpcrdma_cm).
+probe_flags() {
+	run probe --json "$ip"
+	if [ "$rc" != 0 ] || [ "$(jq -r '.received.message.flags' "$OUT")" != "$1" ] ||
+		[ "$(jq -r '.received.conformance' "$OUT")" != ok ]; then
+		show
+		ktap_print_msg "exit $rc, want 0 and flags $1"
+		return 1
+	fi
+	ktap_print_msg "server sent $(jq -r '.received.raw[0:16]' "$OUT")"
+}
+ktap_test_result "probe: the stock server answers flags 00" probe_flags 0
+
+insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+ktap_test_result "probe: with rpcrdma_cm loaded the server answers flags 01" probe_flags 1
+probe_text() {
+	run probe "$ip"
+	show
+	[ "$rc" = 0 ] && grep -q "^  raw: f6ab0e1801010303 + 188 zero octets (196 octets)$" "$OUT" &&
+		grep -q "^this side (requester) negotiates:$" "$OUT"
+}
+ktap_test_result "probe: text output" probe_text
+
+counter() {
+	grep '^responder ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# probe_case PDATA COUNTER: the server accepts with f6ab0e1801010303 and
+# counts COUNTER once; the tool's view of what the responder negotiates
+# matches: 4096/4096 for a conforming sender, 1024/1024 for any other.
+probe_case() {
+	local before after arg want_send
+	case $1 in
+	none) arg=(--no-pdata) ;;
+	-) arg=(--pdata "") ;;
+	*) arg=(--pdata "$1") ;;
+	esac
+	before=$(counter "$2")
+	run probe --json "${arg[@]}" "$ip"
+	after=$(counter "$2")
+	case $2 in conforming | reserved_flags) want_send=4096 ;; *) want_send=1024 ;; esac
+	if [ "$rc" != 0 ] || [ "$(jq -r '.received.raw[0:16]' "$OUT")" != f6ab0e1801010303 ] ||
+		[ "$after" != $((before + 1)) ] ||
+		[ "$(jq -r '.responder_negotiates.recv_threshold' "$OUT")" != "$want_send" ]; then
+		show
+		ktap_print_msg "exit $rc, $2 $before -> $after, want responder recv threshold $want_send"
+		return 1
+	fi
+}
+while IFS='|' read -r name pdata cause; do
+	ktap_test_result "probe --pdata: $name (counted as $cause)" probe_case "$pdata" "$cause"
+done <<<"$CASES"
+
+# IPv6: a unique local address on the same NIC.
+probe_ipv6() {
+	ip -6 addr add fd00:5243:4d::1/64 dev "$nic" nodad 2>/dev/null
+	run probe --json "[fd00:5243:4d::1]"
+	if [ "$rc" != 0 ] || [ "$(jq -r '.received.message.flags' "$OUT")" != 1 ]; then
+		show
+		return 1
+	fi
+}
+ktap_test_result "probe over IPv6" probe_ipv6
+ping_ipv6() {
+	run ping --json -t "$1" -c 10 -i 0 "[fd00:5243:4d::1]"
+	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received) \(.lost)"' "$OUT")" != "10 0" ]; then
+		show
+		return 1
+	fi
+}
+ktap_test_result "ping tcp over IPv6: 10 calls, 0 lost" ping_ipv6 tcp
+ktap_test_result "ping rdma over IPv6: 10 calls, 0 lost" ping_ipv6 rdma
+
+# iWARP: a siw device on a dummy interface of its own (the RDMA CM binds
+# 127.0.0.1 to the first device, rxe). MPA carries the private data as
+# sent, without the InfiniBand CM's zero padding.
+SIW_IP=10.99.0.1
+siw_up() {
+	if ! rdma link show siw_d0/1 >/dev/null 2>&1; then
+		ip link add rpcrdma_d0 type dummy && ip link set rpcrdma_d0 up &&
+			ip addr add $SIW_IP/24 dev rpcrdma_d0 &&
+			rdma link add siw_d0 type siw netdev rpcrdma_d0
+	fi
+}
+probe_siw() {
+	siw_up || { ktap_print_msg "siw on a dummy interface failed"; return 1; }
+	run probe --json $SIW_IP
+	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received.raw) \(.received.len)"' "$OUT")" != "f6ab0e1801010303 8" ]; then
+		show
+		return 1
+	fi
+}
+ktap_test_result "probe over siw (iWARP): the server's 8 octets, unpadded" probe_siw
+ping_siw() {
+	run ping --json -t rdma -c 20 -i 0 $SIW_IP
+	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received) \(.lost)"' "$OUT")" != "20 0" ]; then
+		show
+		return 1
+	fi
+	ktap_print_msg "rtt rdma (siw) NFSv3: $(jq -r '.rtt_ms | map_values(. * 1000 | round / 1000) |
+		"min/avg/max/stddev = \(.min)/\(.avg)/\(.max)/\(.stddev) ms"' "$OUT")"
+}
+ktap_test_result "ping rdma over siw: 20 calls, 0 lost" ping_siw
+
+# ping_ok TRANSPORT VERSION: 100 NULL calls, all answered with SUCCESS.
+ping_ok() {
+	run ping --json -t "$1" -V "$2" -c 100 -i 0 -W 10 "$ip"
+	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.sent) \(.received) \(.failed) \(.lost)"' "$OUT")" != "100 100 0 0" ]; then
+		show
+		ktap_print_msg "exit $rc"
+		return 1
+	fi
+	ktap_print_msg "rtt $1 NFSv$2: $(jq -r '.rtt_ms | map_values(. * 1000 | round / 1000) |
+		"min/avg/max/stddev = \(.min)/\(.avg)/\(.max)/\(.stddev) ms"' "$OUT")"
+}
+while read -r transport version; do
+	ktap_test_result "ping $transport NFSv$version: 100 calls, 0 lost" ping_ok "$transport" "$version"
+done <<<"$PINGS"
+
+# The text form: a line per reply like ping's, then the summary.
+ping_text() {
+	run ping -t "$1" -c 3 -i 0.2 "$ip"
+	show
+	[ "$rc" = 0 ] && [ "$(grep -c "^reply from .* SUCCESS time=" "$OUT")" = 3 ] &&
+		grep -q "^3 calls sent, 3 replies, 0 not SUCCESS, 0 lost (0% loss)$" "$OUT" &&
+		grep -q "^rtt min/avg/max/stddev = " "$OUT"
+}
+ktap_test_result "ping tcp text output" ping_text tcp
+ktap_test_result "ping rdma text output" ping_text rdma
+
+# An unsupported version: PROG_MISMATCH with the supported range, exit 1.
+ping_mismatch() {
+	run ping -t "$1" -V 9 -c 1 "$ip"
+	if [ "$rc" != 1 ] || ! grep -q 'PROG_MISMATCH (versions [0-9]*\.\.4)' "$OUT"; then
+		show
+		return 1
+	fi
+}
+ktap_test_result "ping tcp NFSv9: PROG_MISMATCH, exit 1" ping_mismatch tcp
+ktap_test_result "ping rdma NFSv9: PROG_MISMATCH, exit 1" ping_mismatch rdma
+
+# Nothing listens on port 20050: exit 1 within the timeout, no hang.
+ping_nobody() {
+	local start=$SECONDS
+	run ping -t rdma -c 1 -W 5 "$ip:20050"
+	if [ "$rc" != 1 ] || [ $((SECONDS - start)) -gt 10 ]; then
+		show
+		return 1
+	fi
+	ktap_print_msg "$(head -1 "$OUT")"
+}
+ktap_test_result "ping rdma to a port nobody listens on: exit 1" ping_nobody
+
+# status while an NFSv4 mount is up: the requester and responder rows are
+# there, and the JSON carries the same values as the debugfs lines.
+umount_rdma
+mount_rdma "$ip" 4 || ktap_exit_fail_msg "NFSv4 mount over RDMA failed"
+
+status_table() {
+	run status
+	if [ "$rc" != 0 ] || ! grep -q "^requester  $ip:$NFS_PORT .* ok " "$OUT" ||
+		! grep -q "^responder  $ip:[0-9]* .* ok " "$OUT"; then
+		show
+		return 1
+	fi
+	show
+}
+ktap_test_result "status: a requester and a responder row" status_table
+
+# For each debugfs line, the JSON entry with the same addresses has
+# the same values for every key debugfs prints.
+status_json() {
+	local line local_addr peer_addr entry k v got bad=0
+	run status --json
+	[ "$rc" = 0 ] || { show; return 1; }
+	[ "$(jq '.connections | length' "$OUT")" = "$(wc -l <$CONN)" ] || { show; return 1; }
+	while read -r line; do
+		local_addr=$(echo "$line" | tr ' ' '\n' | sed -n 's/^local=//p')
+		peer_addr=$(echo "$line" | tr ' ' '\n' | sed -n 's/^peer=//p')
+		entry=$(jq -c --arg l "$local_addr" --arg p "$peer_addr" \
+			'[.connections[] | select(.local == $l and .peer == $p)] | first' "$OUT")
+		for kv in $line; do
+			k=${kv%%=*}
+			v=${kv#*=}
+			case $k in
+			role | local | peer | peer_pdata | peer_pdata_len | peer_conformance | local_send | local_recv)
+				got=$(echo "$entry" | jq -r ".$k") ;;
+			peer_send) got=$(echo "$entry" | jq -r '.peer_advertised.send') ;;
+			peer_recv) got=$(echo "$entry" | jq -r '.peer_advertised.recv') ;;
+			peer_ri) got=$(echo "$entry" | jq -r '.peer_advertised.remote_invalidation | if . then 1 else 0 end') ;;
+			peer_reserved) got=$(printf '0x%02x' "$(echo "$entry" | jq -r '.peer_reserved_flags')") ;;
+			advertised_send) got=$(echo "$entry" | jq -r '.advertised.send') ;;
+			advertised_recv) got=$(echo "$entry" | jq -r '.advertised.recv') ;;
+			advertised_ri) got=$(echo "$entry" | jq -r '.advertised.remote_invalidation | if . then 1 else 0 end') ;;
+			send_threshold) got=$(echo "$entry" | jq -r '.negotiated.send') ;;
+			recv_threshold) got=$(echo "$entry" | jq -r '.negotiated.recv') ;;
+			remote_inv) got=$(echo "$entry" | jq -r '.negotiated.remote_invalidation | if . then 1 else 0 end') ;;
+			*) got="(key $k not compared)" ;;
+			esac
+			if [ "$got" != "$v" ]; then
+				ktap_print_msg "local=$local_addr $k: debugfs $v, status --json $got"
+				bad=1
+			fi
+		done
+	done <$CONN
+	# The counters too.
+	for role in requester responder; do
+		for kv in $(grep "^$role " $STATS | cut -d' ' -f2-); do
+			got=$(jq -r --arg r "$role" --arg k "${kv%%=*}" '.stats[] | select(.role == $r) | .counters[$k]' "$OUT")
+			[ "$got" = "${kv#*=}" ] || { ktap_print_msg "$role $kv: status --json $got"; bad=1; }
+		done
+	done
+	return $bad
+}
+ktap_test_result "status --json equals debugfs, field by field" status_json
+
+status_ri() {
+	# This guest is its own server: the requester offered RI and so did
+	# the module's responder, so both ends use Remote Invalidation.
+	run status --json
+	[ "$(jq -r '[.connections[] | .negotiated.remote_invalidation] | all' "$OUT")" = true ] || { show; return 1; }
+}
+ktap_test_result "status --json: both ends negotiated Remote Invalidation" status_ri
+
+umount_rdma
+stop_nfsd
+rmmod rpcrdma_cm
+status_unloaded() {
+	run status
+	if [ "$rc" != 1 ] || ! grep -q "the rpcrdma_cm module is not loaded" "$OUT"; then
+		show
+		return 1
+	fi
+}
+ktap_test_result "status without the module: says it is not loaded, exit 1" status_unloaded
+
+# Exit status 2 for usage errors, before any connection.
+usage_errors() {
+	local a
+	for a in "probe --pdata 0 $ip" "probe --pdata $(printf '00%.0s' $(seq 57)) $ip" "ping -c 0 $ip" "ping -t udp $ip" "status --frob"; do
+		# shellcheck disable=SC2086
+		run $a
+		[ "$rc" = 2 ] || { ktap_print_msg "'$a': exit $rc"; show; return 1; }
+	done
+}
+ktap_test_result "usage errors exit 2" usage_errors
+
+ktap_finished

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA subcommands: `probe` (what an RPC-over-RDMA listener answers to
+//! this side's CM private data) and the RDMA transport of `ping` (RPC-over-
+//! RDMA Version One `RDMA_MSG` with empty chunk lists, RFC 8166). The verbs
+//! and CM calls are in the `rdmacm-sys` crate; every protocol decision is
+//! the protocol core's.
+
+use crate::report::{hex, LocalReport, NegotiatedReport, PrivateDataReport};
+use crate::rpc::{CallError, RpcTransport};
+use crate::{emit, json, Exit, Failure, LimitArgs, Octets};
+use clap::Args;
+use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError, MAX_REQ_PRIVATE_DATA};
+use rpcrdma_cm_proto::cm_private::{negotiate, LocalLimits, PrivateMessage};
+use rpcrdma_cm_proto::rpcrdma_header::{encode_msg, Body, Header, MSG_HEADER_LEN};
+use serde::Serialize;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// The NFS over RDMA port (RFC 5667 section 6 / RFC 8267).
+pub(crate) const NFS_RDMA_PORT: u16 = 20049;
+
+/// Receives posted for replies, and the credits requested.
+const RECEIVES: u32 = 4;
+
+/// What this side sends as private data.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct PrivateDataArgs {
+    /// This side's limits, advertised as RFC 8797 private data.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    /// Send these octets (hex, at most 56) as private data instead.
+    #[arg(long, value_name = "HEX", value_parser = crate::octets, conflicts_with = "no_pdata")]
+    pub pdata: Option<Octets>,
+    /// Send no private data.
+    #[arg(long)]
+    pub no_pdata: bool,
+}
+
+impl PrivateDataArgs {
+    /// The octets to send (`None`: none) and the limits this side then
+    /// negotiates with: its own if it sends a conforming message, the RFC
+    /// 8797 default otherwise (the peer assumes the default then).
+    pub fn choose(&self) -> Result<(Option<Vec<u8>>, LocalLimits), Failure> {
+        let sent = if self.no_pdata {
+            None
+        } else if let Some(Octets(p)) = &self.pdata {
+            if p.len() > MAX_REQ_PRIVATE_DATA {
+                return Err(Failure::usage(format!(
+                    "--pdata: {} octets, the RDMA CM carries at most {MAX_REQ_PRIVATE_DATA}",
+                    p.len()
+                )));
+            }
+            Some(p.clone())
+        } else {
+            Some(self.limits.limits().advertisement().encode().to_vec())
+        };
+        let effective = match PrivateMessage::decode(sent.as_deref().unwrap_or(&[])) {
+            Ok(m) => LocalLimits {
+                max_send: m.max_send,
+                max_recv: m.max_recv,
+                remote_invalidation: m.flags.remote_invalidation(),
+            },
+            Err(_) => LocalLimits::RFC_DEFAULT,
+        };
+        Ok((sent, effective))
+    }
+}
+
+/// Arguments of `probe`.
+#[derive(Args, Debug)]
+pub(crate) struct ProbeArgs {
+    /// The listener: HOST, HOST:PORT or [IPV6]:PORT (default port 20049).
+    pub target: String,
+    /// What to send.
+    #[command(flatten)]
+    pub pdata: PrivateDataArgs,
+    /// Seconds allowed for resolving, connecting and disconnecting.
+    #[arg(long, short = 'W', default_value_t = 5.0, value_parser = crate::rpc::positive_seconds)]
+    pub timeout: f64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `probe` found.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProbeReport {
+    /// The listener.
+    pub target: String,
+    /// The private data this side sent, hex; `None` if none.
+    pub sent: Option<String>,
+    /// The limits this side negotiates with (the RFC default unless it
+    /// sent a conforming message).
+    pub local: LocalReport,
+    /// `accepted` or `rejected`.
+    pub outcome: &'static str,
+    /// The IB CM reject reason, if rejected.
+    pub reject_reason: Option<i32>,
+    /// The private data of the accept (or reject).
+    pub received: PrivateDataReport,
+    /// What this side, the requester, would use.
+    pub requester_negotiates: Option<NegotiatedReport>,
+    /// What the responder would use, from what it advertised (the RFC
+    /// default if it did not conform) and what this side sent.
+    pub responder_negotiates: Option<NegotiatedReport>,
+    /// Whether the disconnection completed; the error otherwise.
+    pub disconnect: Result<(), String>,
+}
+
+impl ProbeReport {
+    /// The text form.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("{} {}\n", self.target, self.outcome));
+        if let Some(r) = self.reject_reason {
+            out.push_str(&format!("  reject reason: {r}\n"));
+        }
+        out.push_str(&format!(
+            "sent: {}\n",
+            match &self.sent {
+                Some(h) if h.is_empty() => "nothing (zero octets)".to_string(),
+                Some(h) => format!("{h} ({} octets)", h.len() / 2),
+                None => "no private data".to_string(),
+            }
+        ));
+        out.push_str("received:\n");
+        self.received.render(&mut out, "  ");
+        if let Some(n) = &self.requester_negotiates {
+            out.push_str("this side (requester) negotiates:\n");
+            n.render(&mut out, "  ");
+        }
+        if let Some(n) = &self.responder_negotiates {
+            out.push_str("the responder negotiates:\n");
+            n.render(&mut out, "  ");
+        }
+        if let Err(e) = &self.disconnect {
+            out.push_str(&format!("disconnect: {e}\n"));
+        }
+        out
+    }
+
+    /// 0 if accepted with conforming private data and cleanly disconnected.
+    pub fn exit(&self) -> Exit {
+        if self.outcome == "accepted" && self.received.conforming() && self.disconnect.is_ok() {
+            Exit::Ok
+        } else {
+            Exit::Peer
+        }
+    }
+}
+
+/// Build the probe report from what happened.
+pub(crate) fn probe_report(
+    target: String,
+    sent: Option<Vec<u8>>,
+    effective: &LocalLimits,
+    result: Result<Vec<u8>, (i32, Vec<u8>)>,
+    disconnect: Result<(), String>,
+) -> ProbeReport {
+    let sent_hex = sent.as_deref().map(hex);
+    match result {
+        Ok(received) => {
+            let decoded = PrivateMessage::decode(&received);
+            let peer = match &decoded {
+                Ok(m) => *m,
+                Err(_) => PrivateMessage::RFC_DEFAULT,
+            };
+            let responder = LocalLimits {
+                max_send: peer.max_send,
+                max_recv: peer.max_recv,
+                remote_invalidation: peer.flags.remote_invalidation(),
+            };
+            let ours = PrivateMessage::decode(sent.as_deref().unwrap_or(&[]));
+            ProbeReport {
+                target,
+                sent: sent_hex,
+                local: LocalReport::new(effective, sent.is_some()),
+                outcome: "accepted",
+                reject_reason: None,
+                received: PrivateDataReport::from_decoded(&received, &decoded),
+                requester_negotiates: Some(negotiate(effective, &decoded).into()),
+                responder_negotiates: Some(negotiate(&responder, &ours).into()),
+                disconnect,
+            }
+        }
+        Err((reason, data)) => ProbeReport {
+            target,
+            sent: sent_hex,
+            local: LocalReport::new(effective, sent.is_some()),
+            outcome: "rejected",
+            reject_reason: Some(reason),
+            received: PrivateDataReport::new(&data),
+            requester_negotiates: None,
+            responder_negotiates: None,
+            disconnect,
+        },
+    }
+}
+
+/// Resolve for RDMA: numeric addresses only are useful to the RDMA CM,
+/// but names resolve too.
+fn resolve(target: &str) -> Result<SocketAddr, Failure> {
+    crate::rpc::resolve(target, NFS_RDMA_PORT)
+}
+
+/// `rpcrdma-cm probe`.
+pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
+    let (sent, effective) = args.pdata.choose()?;
+    let addr = resolve(&args.target)?;
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let opts = ConnectOptions {
+        private_data: sent.clone(),
+        timeout,
+        max_recv: 1,
+    };
+    let (result, disconnect) = match Connection::connect(addr, &opts) {
+        Ok(a) => (
+            Ok(a.private_data),
+            a.connection.disconnect(timeout).map_err(|e| e.to_string()),
+        ),
+        Err(RdmaError::Rejected {
+            status,
+            private_data,
+        }) => (Err((status, private_data)), Ok(())),
+        Err(e) => return Err(Failure::peer(format!("probe {addr}: {e}"))),
+    };
+    let r = probe_report(addr.to_string(), sent, &effective, result, disconnect);
+    emit(out, &if args.json { json(&r) } else { r.render() });
+    Ok(r.exit())
+}
+
+/// What a received message means for the call `xid`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Received<'a> {
+    /// The RPC reply to the call, inline.
+    Reply(&'a [u8]),
+    /// A message for another xid (a late reply).
+    Other,
+}
+
+/// Interpret a received RPC-over-RDMA message for the call `xid`; `Err`
+/// says why the connection cannot go on.
+pub(crate) fn interpret(msg: &[u8], xid: u32) -> Result<Received<'_>, String> {
+    let h = Header::decode(msg).map_err(|e| format!("malformed transport header: {e}"))?;
+    if h.xid != xid {
+        return Ok(Received::Other);
+    }
+    match h.body {
+        Body::Msg {
+            chunks,
+            payload_offset,
+        } if chunks.is_empty() => Ok(Received::Reply(&msg[payload_offset..])),
+        Body::Msg { chunks, .. } => Err(format!(
+            "RDMA_MSG reply with chunks this call did not offer: {chunks:?}"
+        )),
+        Body::NoMsg { .. } => Err(
+            "RDMA_NOMSG: the responder put the reply in a Reply chunk, which this call did not offer"
+                .into(),
+        ),
+        Body::Done => Err("RDMA_DONE instead of a reply".into()),
+        Body::Error(e) => Err(format!("RDMA_ERROR {e}")),
+    }
+}
+
+/// RPC-over-RDMA Version One over a connected QP.
+pub(crate) struct RdmaTransport {
+    /// The connection (`None` once disconnected).
+    conn: Option<Connection>,
+    /// The send threshold: no call may be larger.
+    send_threshold: usize,
+}
+
+/// The transport details a ping reports.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RdmaConnectionReport {
+    /// What this side sent, hex.
+    pub sent: Option<String>,
+    /// What the responder sent.
+    pub received: PrivateDataReport,
+    /// What this side uses.
+    pub negotiated: NegotiatedReport,
+}
+
+impl RdmaTransport {
+    /// Connect to `addr` with the chosen private data, negotiate, and post
+    /// receives sized to the receive threshold.
+    pub fn connect(
+        addr: SocketAddr,
+        pdata: &PrivateDataArgs,
+        timeout: Duration,
+    ) -> Result<(Self, RdmaConnectionReport), Failure> {
+        let (sent, effective) = pdata.choose()?;
+        let opts = ConnectOptions {
+            private_data: sent.clone(),
+            timeout,
+            max_recv: RECEIVES,
+        };
+        let accepted =
+            Connection::connect(addr, &opts).map_err(|e| Failure::peer(format!("connect: {e}")))?;
+        let decoded = PrivateMessage::decode(&accepted.private_data);
+        let n = negotiate(&effective, &decoded);
+        let mut conn = accepted.connection;
+        conn.post_receives(RECEIVES, n.recv_threshold.bytes() as usize)
+            .map_err(|e| Failure::peer(format!("post receives: {e}")))?;
+        Ok((
+            RdmaTransport {
+                conn: Some(conn),
+                send_threshold: n.send_threshold.bytes() as usize,
+            },
+            RdmaConnectionReport {
+                sent: sent.as_deref().map(hex),
+                received: PrivateDataReport::from_decoded(&accepted.private_data, &decoded),
+                negotiated: n.into(),
+            },
+        ))
+    }
+
+    /// Disconnect.
+    pub fn disconnect(&mut self, timeout: Duration) -> Result<(), String> {
+        match self.conn.take() {
+            Some(c) => c.disconnect(timeout).map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl RpcTransport for RdmaTransport {
+    fn call(&mut self, xid: u32, call: &[u8], deadline: Instant) -> Result<Vec<u8>, CallError> {
+        let conn = self
+            .conn
+            .as_mut()
+            .ok_or_else(|| CallError::Fatal("not connected".into()))?;
+        let mut msg = vec![0u8; MSG_HEADER_LEN];
+        encode_msg(xid, RECEIVES, &mut msg)
+            .ok_or_else(|| CallError::Fatal("cannot encode the header".into()))?;
+        msg.extend_from_slice(call);
+        if msg.len() > self.send_threshold {
+            return Err(CallError::Fatal(format!(
+                "the call ({} octets) exceeds the send threshold {}",
+                msg.len(),
+                self.send_threshold
+            )));
+        }
+        let fatal = |e: RdmaError| match e {
+            RdmaError::Timeout { .. } => CallError::Timeout,
+            e => CallError::Fatal(e.to_string()),
+        };
+        conn.send(&msg, self.send_threshold, deadline)
+            .map_err(fatal)?;
+        loop {
+            let m = conn.receive(deadline).map_err(fatal)?;
+            match interpret(&m, xid) {
+                Ok(Received::Reply(r)) => return Ok(r.to_vec()),
+                Ok(Received::Other) => continue,
+                Err(why) => return Err(CallError::Fatal(why)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::cli;
+
+    fn words(v: &[u32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_be_bytes()).collect()
+    }
+
+    #[test]
+    fn interpret_replies() {
+        let mut m = words(&[7, 1, 32, 0, 0, 0, 0]);
+        m.extend_from_slice(&words(&[7, 1, 0, 0, 0, 0]));
+        assert_eq!(interpret(&m, 7), Ok(Received::Reply(&m[28..])));
+        assert_eq!(interpret(&m, 8), Ok(Received::Other));
+        assert_eq!(
+            interpret(&words(&[7, 1, 1, 4, 1, 1, 1]), 7),
+            Err("RDMA_ERROR ERR_VERS (responder supports versions 1..1)".into())
+        );
+        assert_eq!(
+            interpret(&words(&[7, 1, 1, 4, 2]), 7),
+            Err("RDMA_ERROR ERR_CHUNK".into())
+        );
+        assert!(interpret(&words(&[7, 1, 1, 1, 0, 0, 1, 0]), 7)
+            .unwrap_err()
+            .starts_with("RDMA_NOMSG"));
+        assert!(interpret(&words(&[7, 1, 1, 0, 0, 0, 1, 0]), 7)
+            .unwrap_err()
+            .starts_with("RDMA_MSG reply with chunks"));
+        assert_eq!(
+            interpret(&words(&[7, 1, 1, 0, 0, 0]), 7),
+            Err("malformed transport header: header truncated in reply chunk: needs 28 octets, 24 received".into())
+        );
+        assert_eq!(
+            interpret(&words(&[7, 2, 1, 0, 0, 0, 0]), 7),
+            Err("malformed transport header: version 2, expected 1".into())
+        );
+        assert_eq!(
+            interpret(&words(&[7, 1, 1, 3]), 7),
+            Err("RDMA_DONE instead of a reply".into())
+        );
+    }
+
+    fn pdata_args(args: &[&str]) -> PrivateDataArgs {
+        use clap::Parser;
+        let argv = ["rpcrdma-cm", "probe", "h"].iter().chain(args.iter());
+        match crate::Cli::try_parse_from(argv).unwrap().command {
+            crate::Command::Probe(p) => p.pdata,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn private_data_choice() {
+        let (sent, l) = pdata_args(&[]).choose().unwrap();
+        assert_eq!(hex(&sent.unwrap()), "f6ab0e1801010303");
+        assert_eq!(l.max_send.bytes(), 4096);
+        let (sent, l) = pdata_args(&["--send", "65536", "--no-ri"])
+            .choose()
+            .unwrap();
+        assert_eq!(hex(&sent.unwrap()), "f6ab0e1801003f03");
+        assert!(!l.remote_invalidation);
+        let (sent, l) = pdata_args(&["--no-pdata"]).choose().unwrap();
+        assert_eq!(sent, None);
+        assert_eq!(l, LocalLimits::RFC_DEFAULT);
+        // Odd private data: sent as given; this side counts as the default.
+        let (sent, l) = pdata_args(&["--pdata", "f6ab0e"]).choose().unwrap();
+        assert_eq!(sent, Some(vec![0xf6, 0xab, 0x0e]));
+        assert_eq!(l, LocalLimits::RFC_DEFAULT);
+        let (_, l) = pdata_args(&["--pdata", "f6ab0e1801010f0f"])
+            .choose()
+            .unwrap();
+        assert_eq!(l.max_recv.bytes(), 16384);
+        let long = "00".repeat(57);
+        let e = pdata_args(&["--pdata", &long]).choose().unwrap_err();
+        assert_eq!(e.exit, Exit::Usage);
+        assert_eq!(
+            cli(&["probe", "--pdata", "00", "--no-pdata", "h"]).0,
+            Exit::Usage
+        );
+        assert_eq!(cli(&["probe", "--pdata", "0", "h"]).0, Exit::Usage);
+        assert_eq!(
+            cli(&["probe", "--pdata", &long, "127.0.0.1"]).0,
+            Exit::Usage
+        );
+    }
+
+    #[test]
+    fn probe_report_accepted_golden() {
+        let limits = LocalLimits {
+            max_send: rpcrdma_cm_proto::cm_private::InlineSize::from_bytes(65536),
+            max_recv: rpcrdma_cm_proto::cm_private::InlineSize::from_bytes(4096),
+            remote_invalidation: true,
+        };
+        let mut rep = vec![0xf6, 0xab, 0x0e, 0x18, 1, 1, 0x0f, 0x0f];
+        rep.resize(196, 0);
+        let r = probe_report(
+            "192.0.2.1:20049".into(),
+            Some(limits.advertisement().encode().to_vec()),
+            &limits,
+            Ok(rep),
+            Ok(()),
+        );
+        assert_eq!(r.exit(), Exit::Ok);
+        assert_eq!(
+            r.render(),
+            "192.0.2.1:20049 accepted
+sent: f6ab0e1801013f03 (8 octets)
+received:
+  raw: f6ab0e1801010f0f + 188 zero octets (196 octets)
+  conforming: version 1
+    remote invalidation: true
+    max send: 16384 bytes
+    max recv: 16384 bytes
+this side (requester) negotiates:
+  send threshold: 16384 bytes
+  recv threshold: 4096 bytes
+  remote invalidation: true
+the responder negotiates:
+  send threshold: 4096 bytes
+  recv threshold: 16384 bytes
+  remote invalidation: true
+"
+        );
+        let v: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+        assert_eq!(v["outcome"], "accepted");
+        assert_eq!(v["received"]["message"]["flags"], 1);
+        assert_eq!(v["received"]["len"], 196);
+        assert_eq!(v["requester_negotiates"]["send_threshold"], 16384);
+        assert_eq!(v["responder_negotiates"]["recv_threshold"], 16384);
+        assert_eq!(v["disconnect"]["Ok"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn probe_report_stock_server_and_rejects() {
+        // A stock server: conforming, flags 0, so no Remote Invalidation.
+        let r = probe_report(
+            "192.0.2.1:20049".into(),
+            None,
+            &LocalLimits::RFC_DEFAULT,
+            Ok(vec![0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3]),
+            Ok(()),
+        );
+        assert_eq!(r.exit(), Exit::Ok);
+        assert!(r.render().contains("sent: no private data\n"));
+        let n = r.requester_negotiates.unwrap();
+        assert_eq!((n.send_threshold, n.remote_invalidation), (1024, false));
+        // The responder sees no private data: it uses 1024 both ways.
+        let n = r.responder_negotiates.unwrap();
+        assert_eq!((n.send_threshold, n.recv_threshold), (1024, 1024));
+        // Non-conforming reply: exit 1.
+        let r = probe_report(
+            "x".into(),
+            None,
+            &LocalLimits::RFC_DEFAULT,
+            Ok(vec![0; 196]),
+            Ok(()),
+        );
+        assert_eq!(r.exit(), Exit::Peer);
+        let r = probe_report(
+            "x".into(),
+            Some(vec![]),
+            &LocalLimits::RFC_DEFAULT,
+            Err((28, vec![])),
+            Ok(()),
+        );
+        assert_eq!(r.exit(), Exit::Peer);
+        assert!(r
+            .render()
+            .starts_with("x rejected\n  reject reason: 28\nsent: nothing (zero octets)\n"));
+        let r = probe_report(
+            "x".into(),
+            None,
+            &LocalLimits::RFC_DEFAULT,
+            Ok(vec![0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3]),
+            Err("timed out".into()),
+        );
+        assert_eq!(r.exit(), Exit::Peer);
+    }
+
+    #[test]
+    fn probe_without_a_device_fails_cleanly() {
+        // No RDMA listener (or no RDMA device at all) on this address:
+        // a clear error and exit 1, within the timeout.
+        let start = Instant::now();
+        let (exit, _, err) = cli(&["probe", "-W", "1", "127.0.0.1:1"]);
+        assert_eq!(exit, Exit::Peer);
+        assert!(err.starts_with("probe 127.0.0.1:1: "), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+}
