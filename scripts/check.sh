@@ -10,6 +10,7 @@
 #               a non-zero exit without a failing check is a failure)
 #   kernel      the cached test kernel (one test)
 #   module      rpcrdma_cm.ko (one test)
+#   tools       target/release/rpcrdma-cm for the guests (one test)
 #   selftests   the guest kselftests (each KTAP subtest counts; a program
 #               that fails without a failing subtest of its own, or prints
 #               no result, is a failure; a program skipped as a whole is a
@@ -59,6 +60,11 @@ note "module"
 make -s module >"$logs/module.log" 2>&1
 module_rc=$?
 count "module build (build/check/module.log)" $module_rc
+
+note "tools"
+# The guest tests run target/release/rpcrdma-cm (cm_tools.sh, two-guest).
+make -s tools >"$logs/tools.log" 2>&1
+count "tools build (build/check/tools.log)" $?
 
 note "lint"
 run_step "lint" "$logs/lint.log" progress_last_line scripts/lint.sh
