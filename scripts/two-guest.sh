@@ -90,7 +90,7 @@ ended_cleanly() {
 		for side in server client; do
 			rc=$(cat "$d/$side-exit" 2>/dev/null)
 			if [ "$rc" != 0 ] || [ ! -e "$d/$side-done" ]; then
-				ktap_print_msg "${d##*/} $side guest: exit status ${rc:-unknown}, $([ -e "$d/$side-done" ] || echo "did not ")finish its script"
+				ktap_print_msg "${d##*/} $side guest: exit status ${rc:-unknown}, script $([ -e "$d/$side-done" ] && echo finished || echo "did not finish")"
 				ok=1
 			fi
 		done
