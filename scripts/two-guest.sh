@@ -48,11 +48,21 @@ run_pair() {
 		--net "listen:$port" --mac 52:54:00:00:02:01 --rwdir "$d" -- \
 		env "${genv[@]}" "$T/two_guest_server.sh" "$d" "$2" >"$d/server.console" 2>&1 &
 	server_pid=$!
-	# The client's QEMU must find the listening socket.
-	for _ in $(seq 1 100); do
-		ss -ltn "sport = :$port" | grep -q LISTEN && break
+	# The client's QEMU must find the listening socket (under load the
+	# server's QEMU can take long to open it): wait for it, at most 120 s;
+	# without it the client guest cannot start, so the pair fails.
+	local listening=0
+	for _ in $(seq 1 600); do
+		if ss -ltn "sport = :$port" | grep -q LISTEN; then
+			listening=1
+			break
+		fi
 		sleep 0.2
 	done
+	if [ $listening = 0 ]; then
+		ktap_print_msg "${d##*/}: the server's QEMU did not listen on port $port within 120 s"
+		echo "server QEMU not listening" >"$d/client-error"
+	fi
 	"$GUEST" --kdir "$kdir" --name rpcrdma-client --timeout "$TIMEOUT" --cpus 1 --memory 1G \
 		--net "connect:$port" --mac 52:54:00:00:02:02 --rwdir "$d" -- \
 		env "${genv[@]}" "$T/two_guest_client.sh" "$d" "$3" >"$d/client.console" 2>&1 &
@@ -80,7 +90,7 @@ ended_cleanly() {
 		for side in server client; do
 			rc=$(cat "$d/$side-exit" 2>/dev/null)
 			if [ "$rc" != 0 ] || [ ! -e "$d/$side-done" ]; then
-				ktap_print_msg "${d##*/} $side guest: exit status ${rc:-unknown}, $([ -e "$d/$side-done" ] || echo "did not ")finish its script"
+				ktap_print_msg "${d##*/} $side guest: exit status ${rc:-unknown}, script $([ -e "$d/$side-done" ] && echo finished || echo "did not finish")"
 				ok=1
 			fi
 		done
@@ -141,8 +151,10 @@ req=$(cm_field "infiniband.mad.attributeid == 0x0010" infiniband.cm.req.ip_cm.pr
 rep=$(cm_field "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
 ktap_print_msg "ConnectRequest private data: ${req:0:16} (${#req} hex digits)"
 ktap_print_msg "ConnectReply private data:   ${rep:0:16} (${#rep} hex digits)"
+# (ktap_test_result drops an empty argument: hence ${1:-}.)
 begins_with_magic() {
-	[ "${1:0:8}" = f6ab0e18 ]
+	local hex=${1:-}
+	[ "${hex:0:8}" = f6ab0e18 ]
 }
 ktap_test_result "ConnectRequest private data begins f6ab0e18 (RFC 8797)" begins_with_magic "$req"
 ktap_test_result "ConnectReply private data begins f6ab0e18 (RFC 8797)" begins_with_magic "$rep"
@@ -151,7 +163,7 @@ service=$(tshark -r "$pcap" -Y "infiniband.mad.attributeid == 0x0010" -T fields 
 ktap_print_msg "ConnectRequest service id: ${service:-none}"
 # RDMA_PS_TCP service ids are 0x0000000001060000 + port; 20049 = 0x4e51.
 is_nfs_rdma_service() {
-	[ -n "$1" ] && [ $(($1 & 0xffff)) -eq 20049 ]
+	[ -n "${1:-}" ] && [ $(($1 & 0xffff)) -eq 20049 ]
 }
 ktap_test_result "ConnectRequest is for port 20049" is_nfs_rdma_service "$service"
 

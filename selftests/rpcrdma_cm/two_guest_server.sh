@@ -28,7 +28,7 @@ tcpdump_pid=$!
 # The client may connect only once the capture is open: tcpdump says
 # "listening on NIC" when it is (under TCG that can take seconds).
 listening() {
-	grep -q "listening on $nic" "$W/tcpdump.log"
+	grep -qs "listening on $nic" "$W/tcpdump.log"
 }
 for _ in $(seq 1 240); do
 	listening && break
