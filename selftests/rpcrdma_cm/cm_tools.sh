@@ -25,7 +25,23 @@ D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
 CONN=$D/rpcrdma_cm/connections
 OUT=$(mktemp)
-trap 'rm -f "$OUT"' EXIT
+IPV6=fd00:5243:4d::1
+# Leave nothing behind for the later tests and a rerun: the IPv6 address,
+# the siw device and the dummy interface under it.
+cleanup() {
+	rm -f "$OUT"
+	if rdma link show siw_d0/1 >/dev/null 2>&1; then
+		rdma link delete siw_d0
+	fi
+	if ip link show rpcrdma_d0 >/dev/null 2>&1; then
+		ip link del rpcrdma_d0
+	fi
+	if [ -n "${nic:-}" ] && ip -6 addr show dev "$nic" | grep -q " $IPV6/"; then
+		ip -6 addr del $IPV6/64 dev "$nic"
+	fi
+	return 0
+}
+trap cleanup EXIT
 
 ktap_print_header
 require_module_ko
@@ -123,8 +139,8 @@ done <<<"$CASES"
 
 # IPv6: a unique local address on the same NIC.
 probe_ipv6() {
-	ip -6 addr add fd00:5243:4d::1/64 dev "$nic" nodad 2>/dev/null
-	run probe --json "[fd00:5243:4d::1]"
+	ip -6 addr add $IPV6/64 dev "$nic" nodad 2>/dev/null
+	run probe --json "[$IPV6]"
 	if [ "$rc" != 0 ] || [ "$(jq -r '.received.message.flags' "$OUT")" != 1 ]; then
 		show
 		return 1
@@ -132,7 +148,7 @@ probe_ipv6() {
 }
 ktap_test_result "probe over IPv6" probe_ipv6
 ping_ipv6() {
-	run ping --json -t "$1" -c 10 -i 0 "[fd00:5243:4d::1]"
+	run ping --json -t "$1" -c 10 -i 0 "[$IPV6]"
 	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received) \(.lost)"' "$OUT")" != "10 0" ]; then
 		show
 		return 1
