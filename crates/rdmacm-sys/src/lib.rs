@@ -401,7 +401,9 @@ fn sockaddr(addr: SocketAddr) -> sys::sockaddr_storage {
             let sin6 = sys::sockaddr_in6 {
                 sin6_family: AF_INET6,
                 sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo().to_be(),
+                // As std converts it: SocketAddrV6 keeps sin6_flowinfo
+                // as found in (or meant for) a sockaddr_in6.
+                sin6_flowinfo: a.flowinfo(),
                 sin6_addr: sys::in6_addr {
                     __in6_u: sys::in6_addr__bindgen_ty_1 {
                         __u6_addr8: a.ip().octets(),
@@ -778,6 +780,16 @@ mod tests {
         assert_eq!(u16::from_be(sin6.sin6_port), 7);
         // SAFETY: as above; the union's octet view.
         assert_eq!(unsafe { sin6.sin6_addr.__in6_u.__u6_addr8 }[0], 0xfd);
+        // Flow information and scope go through unchanged, as std's own
+        // conversion to sockaddr_in6 does (flowinfo() is not host order to
+        // be swapped: std copies sin6_flowinfo both ways as is).
+        let a = std::net::SocketAddrV6::new("fe80::1".parse().unwrap(), 7, 0x0001_2345, 3);
+        let ss = sockaddr(SocketAddr::V6(a));
+        // SAFETY: as above.
+        let sin6: sys::sockaddr_in6 =
+            unsafe { ptr::read((&ss as *const sys::sockaddr_storage).cast()) };
+        assert_eq!(sin6.sin6_flowinfo, 0x0001_2345);
+        assert_eq!(sin6.sin6_scope_id, 3);
     }
 
     #[test]
