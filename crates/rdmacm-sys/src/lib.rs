@@ -477,9 +477,15 @@ impl Connection {
             deadline,
             "route resolution",
         )?;
-        // SAFETY: the id is bound to a device after route resolution.
+        // SAFETY: live id; verbs is a plain pointer field, set when the
+        // id was bound to a device (null if it was not).
         let verbs = unsafe { (*conn.id).verbs };
-        // SAFETY: verbs is the id's live device context.
+        if verbs.is_null() {
+            return Err(Error::Invalid(
+                "the route resolved without binding an RDMA device".into(),
+            ));
+        }
+        // SAFETY: verbs is the id's live device context, checked non-null.
         conn.pd = unsafe { sys::ibv_alloc_pd(verbs) };
         if conn.pd.is_null() {
             return Err(Error::Call {
