@@ -91,6 +91,12 @@ pub(crate) struct ProbeReport {
     pub target: String,
     /// The private data this side sent, hex; `None` if none.
     pub sent: Option<String>,
+    /// `ok` if what this side sent conforms, otherwise the
+    /// non-conformance's name (`absent` for zero octets, `short`, ...);
+    /// `None` if it sent no private data.
+    pub sent_conformance: Option<&'static str>,
+    /// Why what this side sent does not conform, if it does not.
+    pub sent_reason: Option<String>,
     /// The limits this side negotiates with (the RFC default unless it
     /// sent a conforming message).
     pub local: LocalReport,
@@ -121,7 +127,10 @@ impl ProbeReport {
             "sent: {}\n",
             match &self.sent {
                 Some(h) if h.is_empty() => "nothing (zero octets)".to_string(),
-                Some(h) => format!("{h} ({} octets)", h.len() / 2),
+                Some(h) => match &self.sent_reason {
+                    Some(why) => format!("{h} ({} octets, not conforming: {why})", h.len() / 2),
+                    None => format!("{h} ({} octets)", h.len() / 2),
+                },
                 None => "no private data".to_string(),
             }
         ));
@@ -160,6 +169,16 @@ pub(crate) fn probe_report(
     disconnect: Result<(), String>,
 ) -> ProbeReport {
     let sent_hex = sent.as_deref().map(hex);
+    let sent_decoded = sent.as_deref().map(PrivateMessage::decode);
+    let sent_conformance = sent_decoded.as_ref().map(|d| match d {
+        Ok(_) => "ok",
+        Err(why) => why.name(),
+    });
+    let sent_reason = sent_decoded
+        .as_ref()
+        .and_then(|d| d.as_ref().err())
+        .map(|why| why.to_string());
+    let local = LocalReport::from_sent(effective, sent.as_deref());
     match result {
         Ok(received) => {
             let decoded = PrivateMessage::decode(&received);
@@ -176,7 +195,9 @@ pub(crate) fn probe_report(
             ProbeReport {
                 target,
                 sent: sent_hex,
-                local: LocalReport::new(effective, sent.is_some()),
+                sent_conformance,
+                sent_reason,
+                local,
                 outcome: "accepted",
                 reject_reason: None,
                 received: PrivateDataReport::from_decoded(&received, &decoded),
@@ -188,7 +209,9 @@ pub(crate) fn probe_report(
         Err((reason, data)) => ProbeReport {
             target,
             sent: sent_hex,
-            local: LocalReport::new(effective, sent.is_some()),
+            sent_conformance,
+            sent_reason,
+            local,
             outcome: "rejected",
             reject_reason: Some(reason),
             received: PrivateDataReport::new(&data),
@@ -538,6 +561,31 @@ the responder negotiates:
             Err("timed out".into()),
         );
         assert_eq!(r.exit(), Exit::Peer);
+    }
+
+    #[test]
+    fn probe_reports_the_private_data_actually_sent() {
+        let rep = Ok(vec![0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3]);
+        // --pdata f6ab0e: this side counts as the RFC default, but it did
+        // not advertise the default's encoding; it sent three octets.
+        let (sent, l) = pdata_args(&["--pdata", "f6ab0e"]).choose().unwrap();
+        let r = probe_report("x".into(), sent, &l, rep.clone(), Ok(()));
+        assert_eq!(r.local.advertisement, None);
+        assert_eq!(r.sent.as_deref(), Some("f6ab0e"));
+        assert_eq!(r.sent_conformance, Some("short"));
+        assert!(r
+            .render()
+            .contains("\nsent: f6ab0e (3 octets, not conforming: short"));
+        let v: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+        assert_eq!(v["local"]["advertisement"], serde_json::Value::Null);
+        assert_eq!(v["sent_conformance"], "short");
+        // A conforming --pdata is advertised as sent, reserved bits and all.
+        let (sent, l) = pdata_args(&["--pdata", "f6ab0e1801810f0f"])
+            .choose()
+            .unwrap();
+        let r = probe_report("x".into(), sent, &l, rep, Ok(()));
+        assert_eq!(r.local.advertisement.as_deref(), Some("f6ab0e1801810f0f"));
+        assert_eq!((r.sent_conformance, r.sent_reason), (Some("ok"), None));
     }
 
     #[test]

@@ -166,7 +166,8 @@ pub(crate) struct LocalReport {
     pub max_recv: u32,
     /// Whether this side offers Remote Invalidation.
     pub remote_invalidation: bool,
-    /// The 8 octets it advertises, hex; `None` if it sends none.
+    /// The 8 octets it advertises, hex, as sent; `None` if it sends none
+    /// or sends private data that does not conform.
     pub advertisement: Option<String>,
 }
 
@@ -178,6 +179,18 @@ impl LocalReport {
             max_recv: limits.max_recv.bytes(),
             remote_invalidation: limits.remote_invalidation,
             advertisement: sends.then(|| hex(&limits.advertisement().encode())),
+        }
+    }
+
+    /// The report for a side that negotiates with `effective` after
+    /// sending `sent` (`None`: no private data): the advertisement is what
+    /// it sent, if that conforms, never a re-encoding of `effective`.
+    pub fn from_sent(effective: &LocalLimits, sent: Option<&[u8]>) -> Self {
+        LocalReport {
+            max_send: effective.max_send.bytes(),
+            max_recv: effective.max_recv.bytes(),
+            remote_invalidation: effective.remote_invalidation,
+            advertisement: sent.filter(|s| PrivateMessage::decode(s).is_ok()).map(hex),
         }
     }
 }

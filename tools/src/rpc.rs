@@ -289,23 +289,60 @@ impl RpcTransport for TcpTransport {
     }
 }
 
-/// Resolve HOST, HOST:PORT or [IPV6]:PORT, with `default_port`.
-pub(crate) fn resolve(target: &str, default_port: u16) -> Result<SocketAddr, Failure> {
-    let with_port = if target.parse::<std::net::IpAddr>().is_ok() && target.contains(':') {
-        // A bare IPv6 address.
-        format!("[{target}]:{default_port}")
-    } else if target.starts_with('[') && target.ends_with(']') {
-        format!("{target}:{default_port}")
-    } else if target.contains(':') {
-        target.to_string()
-    } else {
-        format!("{target}:{default_port}")
+/// Split HOST, HOST:PORT, IPV6, [IPV6] or [IPV6]:PORT into host and port
+/// (`default_port` if none); `Err` says why the target is malformed.
+fn split_target(target: &str, default_port: u16) -> Result<(&str, u16), String> {
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .map_err(|_| format!("'{target}': '{p}' is not a port number"))
     };
-    with_port
+    let (host, port) = if target.parse::<std::net::Ipv6Addr>().is_ok() {
+        // A bare IPv6 address.
+        (target, default_port)
+    } else if let Some(rest) = target.strip_prefix('[') {
+        let (inside, after) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("'{target}': no ']' after the IPv6 address"))?;
+        if inside.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(format!("'{target}': '{inside}' is not an IPv6 address"));
+        }
+        let port = match after {
+            "" => default_port,
+            a => port(
+                a.strip_prefix(':')
+                    .ok_or_else(|| format!("'{target}': expected ':PORT' after ']'"))?,
+            )?,
+        };
+        (inside, port)
+    } else if let Some((host, p)) = target.split_once(':') {
+        if host.contains(':') || p.contains(':') {
+            return Err(format!(
+                "'{target}': write an IPv6 address with a port as [ADDRESS]:PORT"
+            ));
+        }
+        (host, port(p)?)
+    } else {
+        (target, default_port)
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("'{target}' is not a host name or address"));
+    }
+    Ok((host, port))
+}
+
+/// Resolve HOST, HOST:PORT or [IPV6]:PORT, with `default_port`. A
+/// malformed target is a usage error (exit 2); a name that does not
+/// resolve is the system's answer (exit 1).
+pub(crate) fn resolve(target: &str, default_port: u16) -> Result<SocketAddr, Failure> {
+    let (host, port) = split_target(target, default_port).map_err(Failure::usage)?;
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    (host, port)
         .to_socket_addrs()
-        .map_err(|e| Failure::usage(format!("cannot resolve '{target}': {e}")))?
+        .map_err(|e| Failure::peer(format!("cannot resolve '{target}': {e}")))?
         .next()
-        .ok_or_else(|| Failure::usage(format!("'{target}' has no address")))
+        .ok_or_else(|| Failure::peer(format!("'{target}' has no address")))
 }
 
 /// One call's outcome.
@@ -935,6 +972,23 @@ mod tests {
             resolve("no such host.invalid", 1).unwrap_err().exit,
             Exit::Usage
         );
+        // A well-formed name that does not resolve is the system's answer
+        // (exit 1); a malformed target is a usage error (exit 2).
+        let e = resolve("nosuchhost.invalid", 1).unwrap_err();
+        assert_eq!(e.exit, Exit::Peer, "{}", e.message);
+        assert!(e
+            .message
+            .starts_with("cannot resolve 'nosuchhost.invalid': "));
+        assert_eq!(
+            resolve("nosuchhost.invalid:7", 1).unwrap_err().exit,
+            Exit::Peer
+        );
+        for bad in [
+            "h:port", "h:70000", "[::1", "[::1]x", "[h]:1", "a:b:c", "", ":7", "[::1]:",
+        ] {
+            let e = resolve(bad, 1).unwrap_err();
+            assert_eq!(e.exit, Exit::Usage, "'{bad}': {}", e.message);
+        }
     }
 
     #[test]

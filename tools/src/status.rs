@@ -270,11 +270,41 @@ fn debugfs_mounted() -> bool {
         .unwrap_or(false)
 }
 
+/// Why `dir` cannot be used, given the error of looking it up (`None`: it
+/// exists but is no directory). Only a missing directory is explained by
+/// the module and debugfs; /sys/kernel/debug is mode 0700, so for anyone
+/// but root the lookup fails with "permission denied" instead.
+pub(crate) fn diagnose_lookup(
+    dir: &Path,
+    error: Option<&std::io::Error>,
+    module_loaded: impl FnOnce() -> bool,
+    debugfs_mounted: impl FnOnce() -> bool,
+) -> String {
+    match error {
+        Some(e) if e.kind() == std::io::ErrorKind::PermissionDenied => format!(
+            "cannot read {}: {e} (debugfs is readable by root only)",
+            dir.display()
+        ),
+        Some(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            diagnose(dir, module_loaded(), debugfs_mounted())
+        }
+        Some(e) => format!("cannot read {}: {e}", dir.display()),
+        None => format!("{} is not a directory", dir.display()),
+    }
+}
+
 /// Read and parse the directory.
 pub(crate) fn read(dir: &Path) -> Result<Status, Failure> {
-    if !dir.is_dir() {
-        let loaded = Path::new("/sys/module/rpcrdma_cm").exists();
-        return Err(Failure::peer(diagnose(dir, loaded, debugfs_mounted())));
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        r => {
+            return Err(Failure::peer(diagnose_lookup(
+                dir,
+                r.as_ref().err(),
+                || Path::new("/sys/module/rpcrdma_cm").exists(),
+                debugfs_mounted,
+            )))
+        }
     }
     let file = |name: &str| {
         let path = dir.join(name);
@@ -480,6 +510,35 @@ responder  1            0           0       0       0      1          0         
             "/sys/kernel/debug/rpcrdma_cm does not exist: debugfs is not mounted (mount -t debugfs none /sys/kernel/debug)"
         );
         assert!(diagnose(d, true, true).contains("--debugfs DIR"));
+    }
+
+    #[test]
+    fn unreadable_debugfs_is_not_reported_missing() {
+        // /sys/kernel/debug is mode 0700: a user other than root gets
+        // EACCES looking up the directory, whether or not it exists.
+        let d = Path::new("/sys/kernel/debug/rpcrdma_cm");
+        let denied = std::io::Error::from_raw_os_error(13);
+        assert_eq!(
+            diagnose_lookup(d, Some(&denied), || true, || true),
+            "cannot read /sys/kernel/debug/rpcrdma_cm: Permission denied (os error 13) (debugfs is readable by root only)"
+        );
+        let missing = std::io::Error::from_raw_os_error(2);
+        assert_eq!(
+            diagnose_lookup(d, Some(&missing), || true, || false),
+            diagnose(d, true, false)
+        );
+        assert_eq!(
+            diagnose_lookup(d, None, || true, || true),
+            "/sys/kernel/debug/rpcrdma_cm is not a directory"
+        );
+        // Running as root the tests cannot see EACCES from the file
+        // system; a regular file stands in for "not a directory".
+        let f = std::env::temp_dir().join(format!("rpcrdma-cm-notdir-{}", std::process::id()));
+        std::fs::write(&f, "").unwrap();
+        let (exit, _, err) = cli(&["status", "--debugfs", f.to_str().unwrap()]);
+        std::fs::remove_file(&f).unwrap();
+        assert_eq!(exit, Exit::Peer);
+        assert!(err.ends_with(" is not a directory"), "{err}");
     }
 
     #[test]

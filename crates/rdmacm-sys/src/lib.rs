@@ -401,7 +401,9 @@ fn sockaddr(addr: SocketAddr) -> sys::sockaddr_storage {
             let sin6 = sys::sockaddr_in6 {
                 sin6_family: AF_INET6,
                 sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo().to_be(),
+                // As std converts it: SocketAddrV6 keeps sin6_flowinfo
+                // as found in (or meant for) a sockaddr_in6.
+                sin6_flowinfo: a.flowinfo(),
                 sin6_addr: sys::in6_addr {
                     __in6_u: sys::in6_addr__bindgen_ty_1 {
                         __u6_addr8: a.ip().octets(),
@@ -475,9 +477,15 @@ impl Connection {
             deadline,
             "route resolution",
         )?;
-        // SAFETY: the id is bound to a device after route resolution.
+        // SAFETY: live id; verbs is a plain pointer field, set when the
+        // id was bound to a device (null if it was not).
         let verbs = unsafe { (*conn.id).verbs };
-        // SAFETY: verbs is the id's live device context.
+        if verbs.is_null() {
+            return Err(Error::Invalid(
+                "the route resolved without binding an RDMA device".into(),
+            ));
+        }
+        // SAFETY: verbs is the id's live device context, checked non-null.
         conn.pd = unsafe { sys::ibv_alloc_pd(verbs) };
         if conn.pd.is_null() {
             return Err(Error::Call {
@@ -590,8 +598,9 @@ impl Connection {
         Ok(())
     }
 
-    /// Send `message` as one Send (signaled); it must fit the send buffer
-    /// of `max_send` octets allocated on first use.
+    /// Send `message` as one Send (signaled); it must fit `max_send` and
+    /// the send buffer, which is allocated on first use with that call's
+    /// `max_send` octets and keeps that size.
     pub fn send(
         &mut self,
         message: &[u8],
@@ -614,7 +623,15 @@ impl Connection {
             .send
             .as_mut()
             .ok_or(Error::Invalid("no send buffer".into()))?;
-        buf.mem[..message.len()].copy_from_slice(message);
+        // The buffer keeps the size of the first call's max_send.
+        let Some(dst) = buf.mem.get_mut(..message.len()) else {
+            return Err(Error::Invalid(format!(
+                "{} octets exceed the send buffer of {} octets (sized by the first send)",
+                message.len(),
+                buf.mem.len()
+            )));
+        };
+        dst.copy_from_slice(message);
         let mut sge = buf.sge(message.len());
         // SAFETY: ibv_send_wr is plain old data; zeros are valid.
         let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
@@ -665,15 +682,18 @@ impl Connection {
             }
             if n == 1 {
                 let is_send = wc.wr_id == u64::MAX;
+                if is_send {
+                    // Completed, successfully or not: the send buffer is
+                    // free again and the next send need not wait.
+                    self.send_busy = false;
+                }
                 if wc.status != sys::IBV_WC_SUCCESS {
                     return Err(Error::Completion {
                         what: if is_send { "send" } else { "receive" },
                         status: wc_status_name(wc.status),
                     });
                 }
-                if is_send {
-                    self.send_busy = false;
-                } else {
+                if !is_send {
                     let i = usize::try_from(wc.wr_id).unwrap_or(usize::MAX);
                     let buf = self.recv.get(i).ok_or(Error::Invalid(format!(
                         "receive completion for unknown buffer {i}"
@@ -766,6 +786,16 @@ mod tests {
         assert_eq!(u16::from_be(sin6.sin6_port), 7);
         // SAFETY: as above; the union's octet view.
         assert_eq!(unsafe { sin6.sin6_addr.__in6_u.__u6_addr8 }[0], 0xfd);
+        // Flow information and scope go through unchanged, as std's own
+        // conversion to sockaddr_in6 does (flowinfo() is not host order to
+        // be swapped: std copies sin6_flowinfo both ways as is).
+        let a = std::net::SocketAddrV6::new("fe80::1".parse().unwrap(), 7, 0x0001_2345, 3);
+        let ss = sockaddr(SocketAddr::V6(a));
+        // SAFETY: as above.
+        let sin6: sys::sockaddr_in6 =
+            unsafe { ptr::read((&ss as *const sys::sockaddr_storage).cast()) };
+        assert_eq!(sin6.sin6_flowinfo, 0x0001_2345);
+        assert_eq!(sin6.sin6_scope_id, 3);
     }
 
     #[test]
@@ -775,6 +805,119 @@ mod tests {
             "RDMA_CM_EVENT_ESTABLISHED"
         );
         assert_eq!(wc_status_name(sys::IBV_WC_SUCCESS), "success");
+    }
+
+    /// A fake provider for the send/receive path: a context whose ops
+    /// table posts nothing and completes what `FAKE_WC` holds, a QP, a CQ
+    /// and an id wired to it. No librdmacm or libibverbs object exists, so
+    /// the connection must never be dropped (its Drop would destroy them).
+    mod fake {
+        use super::*;
+        use std::cell::RefCell;
+        use std::mem::ManuallyDrop;
+
+        thread_local! {
+            /// Completions the fake CQ hands out, first first.
+            pub static FAKE_WC: RefCell<std::collections::VecDeque<(u64, sys::ibv_wc_status)>> =
+                RefCell::default();
+            /// Sends posted to the fake QP.
+            pub static POSTED: RefCell<u32> = const { RefCell::new(0) };
+        }
+
+        /// Completes the next queued completion, if any.
+        unsafe extern "C" fn poll_cq(_: *mut sys::ibv_cq, _: i32, wc: *mut sys::ibv_wc) -> i32 {
+            FAKE_WC.with(|q| match q.borrow_mut().pop_front() {
+                Some((wr_id, status)) => {
+                    // SAFETY: the caller passes room for one completion.
+                    unsafe {
+                        (*wc).wr_id = wr_id;
+                        (*wc).status = status;
+                    }
+                    1
+                }
+                None => 0,
+            })
+        }
+
+        /// Accepts any send.
+        unsafe extern "C" fn post_send(
+            _: *mut sys::ibv_qp,
+            _: *mut sys::ibv_send_wr,
+            _: *mut *mut sys::ibv_send_wr,
+        ) -> i32 {
+            POSTED.with(|p| *p.borrow_mut() += 1);
+            0
+        }
+
+        /// A connection over the fake provider with a send buffer of
+        /// `send_len` octets already allocated.
+        pub fn connection(send_len: usize) -> ManuallyDrop<Connection> {
+            // SAFETY: test only: plain old data, all zeros is valid; the
+            // objects are leaked so the pointers stay valid.
+            unsafe {
+                let ctx: &mut sys::ibv_context = Box::leak(Box::new(std::mem::zeroed()));
+                ctx.ops.poll_cq = Some(poll_cq);
+                ctx.ops.post_send = Some(post_send);
+                let cq: &mut sys::ibv_cq = Box::leak(Box::new(std::mem::zeroed()));
+                cq.context = ctx;
+                let qp: &mut sys::ibv_qp = Box::leak(Box::new(std::mem::zeroed()));
+                qp.context = ctx;
+                let id: &mut sys::rdma_cm_id = Box::leak(Box::new(std::mem::zeroed()));
+                id.qp = qp;
+                let mr: &mut sys::ibv_mr = Box::leak(Box::new(std::mem::zeroed()));
+                // A negative fd: poll() ignores it, so the channel is quiet.
+                let ch = Box::leak(Box::new(sys::rdma_event_channel { fd: -1 }));
+                ManuallyDrop::new(Connection {
+                    recv: Vec::new(),
+                    send: Some(Buffer {
+                        mem: vec![0; send_len].into_boxed_slice(),
+                        mr,
+                    }),
+                    send_busy: false,
+                    received: Default::default(),
+                    pd: ptr::null_mut(),
+                    cq,
+                    id,
+                    connected: true,
+                    channel: Channel(ch),
+                })
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_larger_than_the_send_buffer_is_an_error_not_a_panic() {
+        // The buffer was sized by an earlier send's max_send of 8; a later
+        // call allows 16 and sends 16.
+        let mut conn = fake::connection(8);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        conn.send(&[1; 8], 8, deadline).unwrap();
+        fake::FAKE_WC.with(|q| q.borrow_mut().push_back((u64::MAX, sys::IBV_WC_SUCCESS)));
+        let e = conn.send(&[2; 16], 16, deadline).unwrap_err();
+        assert!(matches!(e, Error::Invalid(_)), "{e}");
+        // The connection is still usable for messages that fit.
+        conn.send(&[3; 8], 16, deadline).unwrap();
+    }
+
+    #[test]
+    fn a_failed_send_completion_does_not_block_later_sends() {
+        let mut conn = fake::connection(8);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        conn.send(&[1; 8], 8, deadline).unwrap();
+        fake::FAKE_WC.with(|q| {
+            q.borrow_mut()
+                .push_back((u64::MAX, sys::IBV_WC_RETRY_EXC_ERR))
+        });
+        // The next send waits for the completion and reports its failure.
+        let e = conn.send(&[2; 8], 8, deadline).unwrap_err();
+        assert!(matches!(e, Error::Completion { what: "send", .. }), "{e}");
+        // After that the send is no longer outstanding: a further send is
+        // posted at once instead of waiting for a completion that will not
+        // come until the deadline.
+        let start = Instant::now();
+        let r = conn.send(&[3; 8], 8, Instant::now() + Duration::from_millis(300));
+        assert_eq!(r, Ok(()));
+        assert!(start.elapsed() < Duration::from_millis(200));
     }
 
     #[test]
