@@ -408,11 +408,10 @@ impl rdma_cm::Operations for CmState {
     }
 }
 
-/// The module instance. Fields drop in order: debugfs first (it reads the
-/// state), then the registration (unregisters, waits, frees the state).
+/// The module instance: the debugfs files, which own the registration and
+/// remove themselves before it unregisters, waits and frees the state.
 struct RpcrdmaCm {
     _debugfs: shim::Debugfs,
-    _registration: Pin<KBox<rdma_cm::Registration<CmState>>>,
 }
 
 impl kernel::Module for RpcrdmaCm {
@@ -421,17 +420,14 @@ impl kernel::Module for RpcrdmaCm {
             rdma_cm::Registration::<CmState>::new(module, CmState::new()),
             GFP_KERNEL,
         )?;
-        let debugfs = shim::Debugfs::create(registration.data())?;
+        let debugfs = shim::Debugfs::create(registration);
         let p = shim::params();
         pr_info!(
             "registered; private data {}, remote invalidation {}\n",
             if p.send_private_data { "on" } else { "off" },
             if p.remote_invalidation { "on" } else { "off" }
         );
-        Ok(RpcrdmaCm {
-            _debugfs: debugfs,
-            _registration: registration,
-        })
+        Ok(RpcrdmaCm { _debugfs: debugfs })
     }
 }
 

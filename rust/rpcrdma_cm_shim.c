@@ -122,20 +122,26 @@ DEFINE_SHOW_ATTRIBUTE(rpcrdma_cm_stats);
  * Create <debugfs>/rpcrdma_cm/{connections,stats}. @state is handed back
  * to the show functions; it must stay valid until
  * rpcrdma_cm_debugfs_remove() has returned, which waits for readers.
+ *
+ * debugfs is a debugging aid: when it is unavailable (debugfs=off,
+ * CONFIG_DEBUG_FS=n) the module works without the files, as debugfs
+ * users are expected to.
  */
-int rpcrdma_cm_debugfs_create(const void *state)
+void rpcrdma_cm_debugfs_create(const void *state)
 {
 	struct dentry *dir;
 
 	dir = debugfs_create_dir("rpcrdma_cm", NULL);
-	if (IS_ERR(dir))
-		return PTR_ERR(dir);
+	if (IS_ERR(dir)) {
+		pr_info("rpcrdma_cm: no debugfs files (error %ld)\n",
+			PTR_ERR(dir));
+		return;
+	}
 	debugfs_create_file("connections", 0444, dir, (void *)state,
 			    &rpcrdma_cm_connections_fops);
 	debugfs_create_file("stats", 0444, dir, (void *)state,
 			    &rpcrdma_cm_stats_fops);
 	rpcrdma_cm_debugfs_dir = dir;
-	return 0;
 }
 
 void rpcrdma_cm_debugfs_remove(void)

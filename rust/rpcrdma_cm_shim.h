@@ -22,7 +22,7 @@ u32 rpcrdma_cm_param_responder_recv_size(void);
 bool rpcrdma_cm_param_remote_invalidation(void);
 bool rpcrdma_cm_param_send_private_data(void);
 
-int rpcrdma_cm_debugfs_create(const void *state);
+void rpcrdma_cm_debugfs_create(const void *state);
 void rpcrdma_cm_debugfs_remove(void);
 void rpcrdma_cm_seq_write(struct seq_file *m, const u8 *text, size_t len);
 

@@ -9,10 +9,12 @@ use crate::cm_private::InlineSize;
 use crate::CmState;
 use core::ffi::c_void;
 use core::fmt;
-use kernel::error::{to_result, Result};
+use core::pin::Pin;
+use kernel::alloc::KBox;
+use kernel::sunrpc::rdma_cm::Registration;
 
 mod ffi {
-    use core::ffi::{c_int, c_void};
+    use core::ffi::c_void;
 
     /// `struct seq_file`, opaque here.
     #[repr(C)]
@@ -27,7 +29,7 @@ mod ffi {
         pub(super) fn rpcrdma_cm_param_responder_recv_size() -> u32;
         pub(super) fn rpcrdma_cm_param_remote_invalidation() -> bool;
         pub(super) fn rpcrdma_cm_param_send_private_data() -> bool;
-        pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void) -> c_int;
+        pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void);
         pub(super) fn rpcrdma_cm_debugfs_remove();
         pub(super) fn rpcrdma_cm_seq_write(m: *mut SeqFile, text: *const u8, len: usize);
     }
@@ -72,27 +74,41 @@ pub(crate) fn params() -> Params {
     }
 }
 
-/// The debugfs directory; removed when dropped.
-pub(crate) struct Debugfs(());
+/// The debugfs files, and the registration whose state they show.
+///
+/// # Invariants
+///
+/// While `_registration` is alive, the C side may hand the address of its
+/// `CmState` to the show callbacks below; dropping removes the files (and
+/// waits for readers) before `_registration` is dropped.
+pub(crate) struct Debugfs {
+    _registration: Pin<KBox<Registration<CmState>>>,
+}
 
 impl Debugfs {
-    /// Create `rpcrdma_cm/{connections,stats}` showing `state`.
-    ///
-    /// The returned value must be dropped before `state` goes away.
-    pub(crate) fn create(state: &CmState) -> Result<Debugfs> {
-        let ptr: *const CmState = state;
+    /// Create `rpcrdma_cm/{connections,stats}` showing the state of
+    /// `registration`, which the returned value owns from now on. Without
+    /// debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files and
+    /// the module works all the same.
+    pub(crate) fn create(registration: Pin<KBox<Registration<CmState>>>) -> Debugfs {
+        let ptr: *const CmState = registration.data();
         // SAFETY: the C side keeps the pointer for the show callbacks
-        // below; the caller keeps `state` alive until this `Debugfs` is
-        // dropped, and dropping it removes the files, waiting for readers.
-        to_result(unsafe { ffi::rpcrdma_cm_debugfs_create(ptr.cast()) })?;
-        Ok(Debugfs(()))
+        // below; the state is pinned in `registration`, which the returned
+        // value owns and drops only after removing the files.
+        unsafe { ffi::rpcrdma_cm_debugfs_create(ptr.cast()) };
+        // INVARIANT: the files show the state of the registration owned here.
+        Debugfs {
+            _registration: registration,
+        }
     }
 }
 
 impl Drop for Debugfs {
+    /// Remove the files, then (as fields drop after this) the registration.
     fn drop(&mut self) {
-        // SAFETY: the directory was created by `create`; removal waits for
-        // open readers.
+        // SAFETY: the directory was created by `create` (or is absent, which
+        // the C side handles); removal waits for open readers, so no show
+        // callback uses the state afterwards.
         unsafe { ffi::rpcrdma_cm_debugfs_remove() };
     }
 }

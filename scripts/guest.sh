@@ -117,6 +117,8 @@ kvm_usable || accel_args=(--disable-kvm)
 # log_buf_len: room for the kernel log of a whole test session (the default
 # 128 KiB could wrap), which dmesg_clean.sh checks from boot on.
 kernel_args=(--append no5lvl --append log_buf_len=1M)
+# RPCRDMA_CM_GUEST_APPEND: more kernel parameters (e.g. debugfs=off).
+[ -z "${RPCRDMA_CM_GUEST_APPEND:-}" ] || kernel_args+=(--append "$RPCRDMA_CM_GUEST_APPEND")
 
 cmd=$(printf '%q ' "$@")
 cd "$kdir"

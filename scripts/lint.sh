@@ -74,8 +74,12 @@ no_unsafe() {
 }
 check unsafe-free-core no_unsafe
 
+# UNKNOWN_COMMIT_ID: the test kernel's git history is one commit (the
+# Debian source), so the Fixes: tags of the stock fixes name commits it
+# cannot know; their form is still checked.
 run_checkpatch() {
-	(cd "$kdir" && scripts/checkpatch.pl --strict --no-tree -q --ignore FILE_PATH_CHANGES "$1")
+	(cd "$kdir" && scripts/checkpatch.pl --strict --no-tree -q \
+		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$1")
 }
 
 if [ ${#patches[@]} -eq 0 ]; then

@@ -18,14 +18,21 @@ ERR_CHUNK) and the length of the Send received.
 With --times N it connects, reads (if asked) and disconnects N times in a
 row, printing the lines of the last connection only.
 
+cm_probe.py --accept ADDRESS PORT HEX SECONDS plays the responder instead:
+it listens on ADDRESS:PORT, prints "listening", accepts one connection
+with HEX as the private data of the accept, prints the requester's private
+data in hex, keeps the connection SECONDS seconds and disconnects.
+
 Uses rdma-core's pyverbs (Debian python3-pyverbs), run with /usr/bin/python3.
 """
 
 import struct
 import sys
+import time
 
 import pyverbs.cm_enums as ce
 from pyverbs.cmid import AddrInfo, CMEvent, CMEventChannel, CMID, ConnParam
+from pyverbs.pyverbs_error import PyverbsError
 from pyverbs.qp import QPCap, QPInitAttr
 
 
@@ -108,9 +115,46 @@ def connect_once(addr, port, pdata, read_args, quiet):
     channel.close()
 
 
+def accept_once(addr, port, pdata, seconds):
+    """Listen, accept one connection with pdata, hold it, disconnect."""
+    channel = CMEventChannel()
+    listen_id = CMID(creator=channel, port_space=ce.RDMA_PS_TCP)
+    info = AddrInfo(src=addr, src_service=port, port_space=ce.RDMA_PS_TCP,
+                    flags=ce.RAI_PASSIVE)
+    listen_id.bind_addr(info)
+    listen_id.listen()
+    print("listening", flush=True)
+    event = expect(channel, ce.RDMA_CM_EVENT_CONNECT_REQUEST)
+    request = event.private_data or b""
+    cmid = CMID(creator=event, listen_id=listen_id)
+    event.ack_cm_event()
+    print(bytes(request).hex(), flush=True)
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    cmid.create_qp(QPInitAttr(qp_type=2, cap=cap))  # IBV_QPT_RC
+    param = ConnParam(resources=1, depth=1, data_len=len(pdata))
+    if pdata:
+        param.set_private_data(pdata)
+    cmid.accept(param)
+    expect(channel, ce.RDMA_CM_EVENT_ESTABLISHED).ack_cm_event()
+    time.sleep(seconds)
+    try:
+        cmid.disconnect()
+    except PyverbsError:
+        pass  # the requester disconnected first
+    CMEvent(channel).ack_cm_event()  # DISCONNECTED, either way
+    cmid.close()
+    listen_id.close()
+    channel.close()
+
+
 def main():
     """Parse the command line and make the connection(s)."""
     args = sys.argv[1:]
+    if args[:1] == ["--accept"]:
+        if len(args) != 5:
+            raise SystemExit(__doc__)
+        accept_once(args[1], args[2], bytes.fromhex(args[3]), float(args[4]))
+        return
     times = 1
     if args[:1] == ["--times"]:
         times = int(args[1])
