@@ -99,7 +99,7 @@ ended_cleanly() {
 }
 
 ktap_print_header
-ktap_set_plan 20
+ktap_set_plan 21
 
 W=$TOPW/stock
 run_pair "$W" "" ""
