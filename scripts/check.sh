@@ -73,7 +73,7 @@ sed 's/^ok - /ok 0 /; s/^not ok - /not ok 0 /' "$logs/lint.log" >"$logs/lint.kta
 tally_ktap lint "$logs/lint.ktap" "$lint_rc"
 
 if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
-	note "selftests (one guest, about 7 minutes under TCG)"
+	note "selftests (one guest, about 10 minutes under TCG)"
 	run_step "selftests" "$logs/selftests.log" progress_ktap scripts/selftests.sh
 	st_rc=$?
 	# Each subtest counts; each program's result is paired with its own
