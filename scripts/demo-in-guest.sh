@@ -32,16 +32,15 @@ rdma_counters() {
 # measure NAME CMD...: run CMD; print the RPCs and chunks it cost and record
 # them in the summary for this phase.
 measure() {
-	local name=$1 before after rpcs chunks
+	local name=$1 before after rpcs r w p chunks
 	shift
 	before=$(rdma_counters)
 	[ -n "$before" ] || die "no 'xprt: rdma' line in /proc/self/mountstats"
 	"$@" || die "$name failed"
 	after=$(rdma_counters)
-	read -r rpcs chunks < <(echo "$before $after" |
-		awk '{ print $5 - $1, ($6 - $2) + ($7 - $3) + ($8 - $4) }')
-	local r w p
-	read -r r w p < <(echo "$before $after" | awk '{ print $6 - $2, $7 - $3, $8 - $4 }')
+	read -r rpcs r w p < <(echo "$before $after" |
+		awk '{ print $5 - $1, $6 - $2, $7 - $3, $8 - $4 }')
+	chunks=$((r + w + p))
 	printf '  %-34s %4d RPCs, %3d chunks (read %d, write %d, reply %d)\n' \
 		"$name" "$rpcs" "$chunks" "$r" "$w" "$p"
 	summary_cells+=("$chunks/$rpcs")
