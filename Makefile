@@ -10,7 +10,7 @@ KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
 KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug run bench fuzz tools install-tools
+	selftests two-guest check-debug run bench bench-table bisect-series fuzz tools install-tools
 
 all: module
 
@@ -30,6 +30,8 @@ help:
 	@echo '  make run          demo (installs deps, builds kernel and module first): NFS over RDMA'
 	@echo '                   stock and with rpcrdma_cm at 64 KB, negotiation and chunks side by side'
 	@echo '  make bench        record receiver benchmark (prints numbers)'
+	@echo '  make bench-table  connection table benchmark in a guest: connect+teardown at 10/1000/10000 live'
+	@echo '  make bisect-series  build and boot after every patch of the series (stock NFS/RDMA each time)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
 	@echo '  make clean        remove module build outputs and cargo target/'
 
@@ -85,6 +87,12 @@ run:
 
 bench:
 	cargo bench -p rpcrdma-cm-proto --bench record_receiver
+
+bench-table:
+	$(SCRIPTS)/bench-table.sh
+
+bisect-series:
+	$(SCRIPTS)/bisect-series.sh
 
 fuzz:
 	$(SCRIPTS)/fuzz.sh

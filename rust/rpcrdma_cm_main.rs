@@ -11,8 +11,9 @@
 
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use kernel::alloc::{flags::GFP_KERNEL, KBox, KVec};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
+use kernel::rbtree::{RBTree, RBTreeNode};
 use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
 use kernel::sync::Mutex;
 use kernel::{new_mutex, ThisModule};
@@ -20,9 +21,8 @@ use kernel::{new_mutex, ThisModule};
 #[path = "proto/cm_private.rs"]
 pub mod cm_private;
 
-#[path = "proto/record_marking.rs"]
-pub mod record_marking;
-
+#[cfg(rpcrdma_cm_bench)]
+mod bench;
 mod shim;
 
 use cm_private::{
@@ -73,6 +73,17 @@ impl Entry {
             advertised,
             limits,
             negotiated: None,
+        }
+    }
+
+    /// The send threshold the transport applies, as its tracepoint shows
+    /// it: svcrdma does not limit the Replies of a client that sent no
+    /// conforming private data (it may be an RFC 8166 client that sizes
+    /// Reply chunks by its buffers), which it shows as 0.
+    fn applied_send_threshold(&self, n: &Negotiated) -> u32 {
+        match (self.role, &self.peer_msg) {
+            (Role::Responder, Some(Err(_))) => 0,
+            _ => n.send_threshold.bytes(),
         }
     }
 
@@ -131,7 +142,7 @@ impl fmt::Display for Entry {
             Some(n) => write!(
                 f,
                 " send_threshold={} recv_threshold={} remote_inv={}",
-                n.send_threshold,
+                self.applied_send_threshold(n),
                 n.recv_threshold,
                 u8::from(n.remote_invalidation)
             ),
@@ -183,11 +194,18 @@ impl RoleStats {
 }
 
 /// Everything the hook callbacks and debugfs share.
+///
+/// Calling context: the callbacks run on paths that memory reclaim can wait
+/// for (see `kernel::sunrpc::rdma_cm`), in a NOIO allocation scope set by
+/// the transports. So nothing is allocated while `table` is locked: a
+/// connection's node is allocated before the lock is taken and freed after
+/// it is released, and every operation under the lock is a lookup, link or
+/// unlink in the tree, O(log n) in the number of live connections.
 #[pin_data]
 struct CmState {
-    /// Live connections; freed slots are `None` and reused.
+    /// Live connections, keyed by their cookie.
     #[pin]
-    table: Mutex<KVec<Option<Entry>>>,
+    table: Mutex<RBTree<usize, Entry>>,
     requester: RoleStats,
     responder: RoleStats,
 }
@@ -201,11 +219,14 @@ const CAUSES: [&str; Nonconformance::COUNT] = [
     Nonconformance::UnknownVersion { found: 0 }.name(),
 ];
 
+/// A connection's entry, allocated before it is linked into the table.
+type EntryNode = RBTreeNode<usize, Entry>;
+
 impl CmState {
     /// Empty table, zero counters.
     fn new() -> impl PinInit<Self> {
         pin_init!(CmState {
-            table <- new_mutex!(KVec::new(), "rpcrdma_cm::table"),
+            table <- new_mutex!(RBTree::new(), "rpcrdma_cm::table"),
             requester: RoleStats::default(),
             responder: RoleStats::default(),
         })
@@ -219,40 +240,47 @@ impl CmState {
         }
     }
 
-    /// Add a connection; a full allocation failure only costs its debugfs line.
-    fn insert(&self, entry: Entry) {
-        let mut table = self.table.lock();
-        if let Some(slot) = table.iter_mut().find(|e| e.is_none()) {
-            *slot = Some(entry);
-        } else if table.push(Some(entry), GFP_KERNEL).is_err() {
-            pr_warn!("no memory to track a connection in debugfs\n");
-        }
+    /// Allocate the node for `entry`, outside any lock. The transports call
+    /// in a NOIO scope, so `GFP_KERNEL` cannot recurse into FS or I/O
+    /// reclaim here. On failure the caller leaves the connection to the
+    /// stock code, which handles it correctly without this module.
+    fn node(entry: Entry) -> Result<EntryNode> {
+        RBTreeNode::new(entry.cookie, entry, GFP_KERNEL).inspect_err(|_| {
+            shim::warn_no_memory();
+        })
+    }
+
+    /// Link a connection's node into the table.
+    fn insert(&self, node: EntryNode) {
+        // A node left by a connection whose `closed` never came (its cookie,
+        // an address, was reused) is replaced; it is freed after unlocking.
+        let replaced = self.table.lock().insert(node);
+        drop(replaced);
     }
 
     /// Run `f` on the entry of `cookie`, if there is one.
     fn with_entry<R>(&self, cookie: usize, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
-        let mut table = self.table.lock();
-        table
-            .iter_mut()
-            .flatten()
-            .find(|e| e.cookie == cookie)
-            .map(f)
+        self.table.lock().get_mut(&cookie).map(f)
     }
 
-    /// Forget the connection of `cookie`.
+    /// Forget the connection of `cookie`; its node is freed after unlocking.
     fn remove(&self, cookie: usize) {
-        let mut table = self.table.lock();
-        for slot in table.iter_mut() {
-            if slot.as_ref().is_some_and(|e| e.cookie == cookie) {
-                *slot = None;
-            }
-        }
+        let removed = self.table.lock().remove_node(&cookie);
+        drop(removed);
     }
 
-    /// debugfs `connections`: one line per live connection.
-    fn show_connections(&self, out: &mut dyn fmt::Write) {
-        let table = self.table.lock();
-        for e in table.iter().flatten() {
+    /// The first cookie at or after `key`, for the debugfs iterator.
+    fn cookie_at_or_after(&self, key: usize) -> Option<usize> {
+        self.table
+            .lock()
+            .cursor_lower_bound(&key)
+            .map(|cursor| *cursor.current().0)
+    }
+
+    /// debugfs `connections`: the line of the connection of `cookie`, if it
+    /// is still there. The lock is held for this one line only.
+    fn show_connection(&self, cookie: usize, out: &mut dyn fmt::Write) {
+        if let Some(e) = self.table.lock().get(&cookie) {
             let _ = writeln!(out, "{}", e);
         }
     }
@@ -355,15 +383,22 @@ impl rdma_cm::Operations for CmState {
     fn prepare_connect(&self, conn: &Conn, local: &mut Local, pdata: &mut [u8]) -> Result<usize> {
         let p = shim::params();
         let limits = local_limits(local, sizes_for(&p, Role::Requester), p.remote_invalidation);
-        let (len, advertised) = advertise(&limits, p.send_private_data, local, pdata)?;
-        self.insert(Entry::new(conn, limits, advertised));
+        let mut proposed = *local;
+        let (len, advertised) = advertise(&limits, p.send_private_data, &mut proposed, pdata)?;
+        // Allocated before `local` changes: on failure the stock code
+        // builds the connect, as if this module were not loaded.
+        let node = Self::node(Entry::new(conn, limits, advertised))?;
+        *local = proposed;
+        self.insert(node);
         Ok(len)
     }
 
     fn established(&self, conn: &Conn, local: &Local, peer_pdata: &[u8]) -> Outcome {
         let peer = PrivateMessage::decode(peer_pdata);
         // Negotiate with what this side advertised and record the outcome,
-        // under one lock, if prepare_connect saw this connection.
+        // under one lock. The transports call this only for connections
+        // whose `prepare_connect` this registration answered, which all
+        // have an entry.
         let tracked = self.with_entry(conn.cookie(), |e| {
             let sent = e.advertised.is_some();
             let n = negotiate(negotiating_as(&e.limits, sent), &peer);
@@ -371,13 +406,15 @@ impl rdma_cm::Operations for CmState {
             e.negotiated = Some(n);
             (n, sent)
         });
-        // Else the module was loaded after the connect was sent: the stock
-        // code advertised the transport's own limits.
-        let (n, sent) = tracked.unwrap_or_else(|| {
-            let p = shim::params();
-            let limits = local_limits(local, (None, None), p.remote_invalidation);
-            (negotiate(&limits, &peer), true)
-        });
+        let Some((n, sent)) = tracked else {
+            // Not reached; the transport applies no more than RFC 8797
+            // allows for the octets sent, whatever is answered here.
+            return Outcome {
+                send_threshold: local.max_send,
+                recv_threshold: local.max_recv,
+                remote_invalidation: false,
+            };
+        };
         self.stats(Role::Requester).record(&peer, &n, sent);
         outcome(&n)
     }
@@ -392,15 +429,26 @@ impl rdma_cm::Operations for CmState {
         let p = shim::params();
         let peer = PrivateMessage::decode(peer_pdata);
         let limits = local_limits(local, sizes_for(&p, Role::Responder), p.remote_invalidation);
-        let (len, advertised) = advertise(&limits, p.send_private_data, local, pdata)?;
+        let mut proposed = *local;
+        let (len, advertised) = advertise(&limits, p.send_private_data, &mut proposed, pdata)?;
         let n = negotiate(negotiating_as(&limits, advertised.is_some()), &peer);
-        self.stats(Role::Responder)
-            .record(&peer, &n, advertised.is_some());
         let mut entry = Entry::new(conn, limits, advertised);
         entry.set_peer(peer_pdata, peer);
         entry.negotiated = Some(n);
-        self.insert(entry);
+        let node = Self::node(entry)?;
+        *local = proposed;
+        self.insert(node);
+        // Counted in `accepted`, once the accept has really gone out.
         Ok((len, outcome(&n)))
+    }
+
+    fn accepted(&self, conn: &Conn) {
+        self.with_entry(conn.cookie(), |e| {
+            if let (Some(peer), Some(n)) = (&e.peer_msg, &e.negotiated) {
+                self.stats(Role::Responder)
+                    .record(peer, n, e.advertised.is_some());
+            }
+        });
     }
 
     fn closed(&self, conn: &Conn) {
@@ -415,9 +463,11 @@ struct RpcrdmaCm {
 }
 
 impl kernel::Module for RpcrdmaCm {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        #[cfg(rpcrdma_cm_bench)]
+        bench::run()?;
         let registration = KBox::pin_init(
-            rdma_cm::Registration::<CmState>::new(module, CmState::new()),
+            rdma_cm::Registration::<CmState>::new(CmState::new()),
             GFP_KERNEL,
         )?;
         let debugfs = shim::Debugfs::create(registration);

@@ -102,14 +102,105 @@ bool rpcrdma_cm_param_send_private_data(void)
 	return READ_ONCE(send_private_data);
 }
 
+void rpcrdma_cm_warn_no_memory(void)
+{
+	pr_warn_ratelimited("rpcrdma_cm: no memory to track a connection; the stock code negotiates it\n");
+}
+
 static struct dentry *rpcrdma_cm_debugfs_dir;
 
-static int rpcrdma_cm_connections_show(struct seq_file *m, void *unused)
+/*
+ * rpcrdma_cm/connections walks the connection table by cookie, one line
+ * at a time: the table's lock is taken for each line, never across a
+ * read(), so a reader holds up connection setup for one line at most,
+ * however many connections there are. @pos is the position of @cookie,
+ * so that a read() that goes on where the last one stopped continues
+ * from there instead of walking from the start.
+ */
+struct rpcrdma_cm_conn_iter {
+	const void	*state;
+	bool		valid;
+	loff_t		pos;
+	unsigned long	cookie;
+};
+
+static void *rpcrdma_cm_conn_seek(struct rpcrdma_cm_conn_iter *it, loff_t pos)
 {
-	rpcrdma_cm_show_connections(m, m->private);
+	unsigned long key = 0;
+	loff_t at = 0;
+
+	if (it->valid && it->pos <= pos) {
+		key = it->cookie;
+		at = it->pos;
+	}
+	for (;;) {
+		if (!rpcrdma_cm_conn_at_or_after(it->state, key, &key)) {
+			it->valid = false;
+			return NULL;
+		}
+		if (at == pos)
+			break;
+		if (key == ULONG_MAX) {
+			it->valid = false;
+			return NULL;
+		}
+		key++;
+		at++;
+	}
+	it->valid = true;
+	it->pos = pos;
+	it->cookie = key;
+	return it;
+}
+
+static void *rpcrdma_cm_conn_start(struct seq_file *m, loff_t *pos)
+{
+	return rpcrdma_cm_conn_seek(m->private, *pos);
+}
+
+static void *rpcrdma_cm_conn_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return rpcrdma_cm_conn_seek(m->private, *pos);
+}
+
+static void rpcrdma_cm_conn_stop(struct seq_file *m, void *v)
+{
+}
+
+static int rpcrdma_cm_conn_show(struct seq_file *m, void *v)
+{
+	struct rpcrdma_cm_conn_iter *it = v;
+
+	rpcrdma_cm_show_connection(m, it->state, it->cookie);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(rpcrdma_cm_connections);
+
+static const struct seq_operations rpcrdma_cm_conn_sops = {
+	.start	= rpcrdma_cm_conn_start,
+	.next	= rpcrdma_cm_conn_next,
+	.stop	= rpcrdma_cm_conn_stop,
+	.show	= rpcrdma_cm_conn_show,
+};
+
+static int rpcrdma_cm_connections_open(struct inode *inode, struct file *file)
+{
+	struct rpcrdma_cm_conn_iter *it;
+
+	it = __seq_open_private(file, &rpcrdma_cm_conn_sops, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	it->state = inode->i_private;
+	return 0;
+}
+
+static const struct file_operations rpcrdma_cm_connections_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rpcrdma_cm_connections_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= seq_release_private,
+};
 
 static int rpcrdma_cm_stats_show(struct seq_file *m, void *unused)
 {

@@ -22,12 +22,16 @@ u32 rpcrdma_cm_param_responder_recv_size(void);
 bool rpcrdma_cm_param_remote_invalidation(void);
 bool rpcrdma_cm_param_send_private_data(void);
 
+void rpcrdma_cm_warn_no_memory(void);
 void rpcrdma_cm_debugfs_create(const void *state);
 void rpcrdma_cm_debugfs_remove(void);
 void rpcrdma_cm_seq_write(struct seq_file *m, const u8 *text, size_t len);
 
 /* Implemented in Rust (shim.rs). */
-void rpcrdma_cm_show_connections(struct seq_file *m, const void *state);
+bool rpcrdma_cm_conn_at_or_after(const void *state, unsigned long key,
+				 unsigned long *found);
+void rpcrdma_cm_show_connection(struct seq_file *m, const void *state,
+				unsigned long cookie);
 void rpcrdma_cm_show_stats(struct seq_file *m, const void *state);
 
 #endif /* RPCRDMA_CM_SHIM_H */

@@ -29,6 +29,7 @@ mod ffi {
         pub(super) fn rpcrdma_cm_param_responder_recv_size() -> u32;
         pub(super) fn rpcrdma_cm_param_remote_invalidation() -> bool;
         pub(super) fn rpcrdma_cm_param_send_private_data() -> bool;
+        pub(super) fn rpcrdma_cm_warn_no_memory();
         pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void);
         pub(super) fn rpcrdma_cm_debugfs_remove();
         pub(super) fn rpcrdma_cm_seq_write(m: *mut SeqFile, text: *const u8, len: usize);
@@ -72,6 +73,13 @@ pub(crate) fn params() -> Params {
             send_private_data: ffi::rpcrdma_cm_param_send_private_data(),
         }
     }
+}
+
+/// Say (rate-limited) that a connection is left to the stock code because
+/// its entry could not be allocated.
+pub(crate) fn warn_no_memory() {
+    // SAFETY: takes no arguments and may be called from any context.
+    unsafe { ffi::rpcrdma_cm_warn_no_memory() };
 }
 
 /// The debugfs files, and the registration whose state they show.
@@ -125,35 +133,68 @@ impl fmt::Write for SeqWriter {
     }
 }
 
+/// The state behind the debugfs files.
+///
 /// # Safety
 ///
-/// `state` must be the pointer given to `rpcrdma_cm_debugfs_create` (still
-/// valid, see [`Debugfs::create`]) and `m` the seq_file being shown.
-unsafe fn show(m: *mut ffi::SeqFile, state: *const c_void, f: fn(&CmState, &mut dyn fmt::Write)) {
+/// `state` must be the pointer given to `rpcrdma_cm_debugfs_create`, still
+/// valid (see [`Debugfs::create`]).
+unsafe fn state<'a>(state: *const c_void) -> &'a CmState {
     // SAFETY: per the function's contract, `state` points at a live `CmState`.
-    let state = unsafe { &*state.cast::<CmState>() };
-    f(state, &mut SeqWriter(m));
+    unsafe { &*state.cast::<CmState>() }
 }
 
-/// Show callback of `rpcrdma_cm/connections`.
+/// For the `rpcrdma_cm/connections` iterator: the first connection whose
+/// cookie is at least `key`, written to `found`; false if there is none.
+///
+/// # Safety
+///
+/// Called by the C side with the state pointer it was given at creation and
+/// a `found` valid for writes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rpcrdma_cm_conn_at_or_after(
+    state: *const c_void,
+    key: usize,
+    found: *mut usize,
+) -> bool {
+    // SAFETY: as documented above.
+    let state = unsafe { self::state(state) };
+    match state.cookie_at_or_after(key) {
+        Some(cookie) => {
+            // SAFETY: `found` is valid for writes, as documented above.
+            unsafe { found.write(cookie) };
+            true
+        }
+        None => false,
+    }
+}
+
+/// Show the line of the connection of `cookie` in `rpcrdma_cm/connections`.
 ///
 /// # Safety
 ///
 /// Called by the C side with its seq_file and the state pointer it was
 /// given at creation.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rpcrdma_cm_show_connections(m: *mut c_void, state: *const c_void) {
+pub(crate) unsafe extern "C" fn rpcrdma_cm_show_connection(
+    m: *mut c_void,
+    state: *const c_void,
+    cookie: usize,
+) {
     // SAFETY: as documented above.
-    unsafe { show(m.cast(), state, CmState::show_connections) };
+    let state = unsafe { self::state(state) };
+    state.show_connection(cookie, &mut SeqWriter(m.cast()));
 }
 
 /// Show callback of `rpcrdma_cm/stats`.
 ///
 /// # Safety
 ///
-/// As for [`rpcrdma_cm_show_connections`].
+/// Called by the C side with its seq_file and the state pointer it was
+/// given at creation.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rpcrdma_cm_show_stats(m: *mut c_void, state: *const c_void) {
     // SAFETY: as documented above.
-    unsafe { show(m.cast(), state, CmState::show_stats) };
+    let state = unsafe { self::state(state) };
+    state.show_stats(&mut SeqWriter(m.cast()));
 }

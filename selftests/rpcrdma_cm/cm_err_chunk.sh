@@ -8,7 +8,9 @@
 #  - with rpcrdma_cm, a Reply above the requester's receive size is
 #    answered with RDMA_ERROR/ERR_CHUNK (RFC 8166 section 4.5.3), smaller
 #    ones come inline and never exceed the advertised size;
-#  - without it, the stock server sends the oversize Reply inline anyway.
+#  - without it, the stock server sends the oversize Reply inline anyway;
+#  - a requester that sent no private data is not limited, with or
+#    without rpcrdma_cm (an RFC 8166 client predating RFC 8797).
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -22,7 +24,7 @@ CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
 ktap_print_header
 require_pyverbs
 require_module_ko
-ktap_set_plan 5
+ktap_set_plan 6
 
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
 ip=$(guest_ip "$nic")
@@ -32,9 +34,13 @@ start_nfsd || ktap_exit_fail_msg "nfsd did not start"
 head -c 3000 /dev/urandom >"$NFS_EXPORT/big"
 head -c 500 /dev/urandom >"$NFS_EXPORT/small"
 
+CLIENT_NONE=none # no private data at all
+
 # read_reply CLIENT_PDATA FILE COUNT: "proc=P err=E len=L nfs_status=S"
 read_reply() {
-	$PROBE "$ip" "$NFS_PORT" "$1" "$2" "$3" | tail -n 1
+	local pdata=$1
+	[ "$pdata" = $CLIENT_NONE ] && pdata=
+	$PROBE "$ip" "$NFS_PORT" "$pdata" "$2" "$3" | tail -n 1
 }
 
 # The NFSv4 grace period (10 s here) refuses READ; wait it out (at most
@@ -90,6 +96,10 @@ ktap_test_result "rpcrdma_cm: a 500-octet READ still comes inline within 1 KB" \
 	expect $CLIENT_1K small 500 inline 1024
 ktap_test_result "rpcrdma_cm: a 4 KB requester gets the 3000-octet Reply inline" \
 	expect $CLIENT_4K big 3000 inline 4096
+# A requester that sent no private data may be an RFC 8166 client that
+# sizes Reply chunks by its real buffers: the server does not limit it.
+ktap_test_result "rpcrdma_cm: a requester that sent no private data gets the 3000-octet Reply inline" \
+	expect $CLIENT_NONE big 3000 inline 65536
 
 rmmod rpcrdma_cm
 stop_nfsd

@@ -128,7 +128,7 @@ traced_is() {
 # CLIENT and SERVER, each side's tracepoint must also show that it
 # advertised its own size and decoded the peer's.
 mount_and_check() {
-	local want=$1 want_ri=$2 by=$3 c=$4 s=$5 ok=0 ri=off
+	local want=$1 want_ri=$2 by=$3 c=$4 s=$5 reply=${6:-$1} ok=0 ri=off
 	[ "$want_ri" = 1 ] && ri=on
 	wait_no_lines || return 1
 	echo >$T/trace
@@ -149,9 +149,10 @@ mount_and_check() {
 	# Stock svcrdma uses Send With Invalidate whenever the client offers
 	# it, without offering it itself, and does not limit its Replies;
 	# stock_check looks at that. With the module, the server's applied
-	# Reply threshold is WANT too.
+	# Reply threshold is WANT too, or REPLY: 0 (not limited) for a client
+	# that sent no private data.
 	if [ "$by" = module ]; then
-		traced_is svcrdma_cm_private remote_inv=$ri send_threshold=$want || ok=1
+		traced_is svcrdma_cm_private remote_inv=$ri send_threshold=$reply || ok=1
 	fi
 	if [ -n "$c" ]; then
 		traced_is xprtrdma_cm_private sent_v1=yes sent_send="$c" sent_recv="$c" \
@@ -198,13 +199,13 @@ for p in requester_send_size requester_recv_size responder_send_size responder_r
 done
 echo N >$P/send_private_data
 off_check() {
-	mount_and_check 1024 0 module || return 1
+	mount_and_check 1024 0 module "" "" 0 || return 1
 	traced_is xprtrdma_cm_private sent_len=0 peer_v1=no &&
 		traced_is svcrdma_cm_private sent_len=0 peer_v1=no || return 1
 	grep -q "requester.*private_data_off=1" $D/rpcrdma_cm/stats &&
 		grep -q "responder.*private_data_off=1" $D/rpcrdma_cm/stats
 }
-ktap_test_result "private data off: both ends fall back to 1024/1024, no RI, mount works" off_check
+ktap_test_result "private data off: both ends fall back to 1024/1024, no RI, Replies not limited, mount works" off_check
 # IB/RoCE pad the CM area with zeros: "sent nothing" arrives as zeros.
 absence_counted() {
 	grep -Eq 'requester .*(absent|zeroed)=[1-9]' $D/rpcrdma_cm/stats &&

@@ -18,10 +18,11 @@ ERR_CHUNK) and the length of the Send received.
 With --times N it connects, reads (if asked) and disconnects N times in a
 row, printing the lines of the last connection only.
 
-cm_probe.py --accept ADDRESS PORT HEX SECONDS plays the responder instead:
-it listens on ADDRESS:PORT, prints "listening", accepts one connection
-with HEX as the private data of the accept, prints the requester's private
-data in hex, keeps the connection SECONDS seconds and disconnects.
+cm_probe.py --accept ADDRESS PORT HEX SECONDS [DELAY] plays the responder
+instead: it listens on ADDRESS:PORT, prints "listening", prints the
+requester's private data in hex when its connect request arrives, waits
+DELAY seconds (default 0), accepts with HEX as the private data of the
+accept, keeps the connection SECONDS seconds and disconnects.
 
 Uses rdma-core's pyverbs (Debian python3-pyverbs), run with /usr/bin/python3.
 """
@@ -115,8 +116,8 @@ def connect_once(addr, port, pdata, read_args, quiet):
     channel.close()
 
 
-def accept_once(addr, port, pdata, seconds):
-    """Listen, accept one connection with pdata, hold it, disconnect."""
+def accept_once(addr, port, pdata, seconds, delay=0.0):
+    """Listen, accept one connection with pdata after delay, hold it, disconnect."""
     channel = CMEventChannel()
     listen_id = CMID(creator=channel, port_space=ce.RDMA_PS_TCP)
     info = AddrInfo(src=addr, src_service=port, port_space=ce.RDMA_PS_TCP,
@@ -129,6 +130,7 @@ def accept_once(addr, port, pdata, seconds):
     cmid = CMID(creator=event, listen_id=listen_id)
     event.ack_cm_event()
     print(bytes(request).hex(), flush=True)
+    time.sleep(delay)
     cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
     cmid.create_qp(QPInitAttr(qp_type=2, cap=cap))  # IBV_QPT_RC
     param = ConnParam(resources=1, depth=1, data_len=len(pdata))
@@ -151,9 +153,10 @@ def main():
     """Parse the command line and make the connection(s)."""
     args = sys.argv[1:]
     if args[:1] == ["--accept"]:
-        if len(args) != 5:
+        if len(args) not in (5, 6):
             raise SystemExit(__doc__)
-        accept_once(args[1], args[2], bytes.fromhex(args[3]), float(args[4]))
+        delay = float(args[5]) if len(args) == 6 else 0.0
+        accept_once(args[1], args[2], bytes.fromhex(args[3]), float(args[4]), delay)
         return
     times = 1
     if args[:1] == ["--times"]:

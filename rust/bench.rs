@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Connection table micro-benchmark, built only with `RPCRDMA_CM_BENCH=1`
+//! (`make bench-table`); the module users load has none of it.
+//!
+//! For each number of live connections in [`LIVE`], a private table (not the
+//! registered one) is filled with that many entries, then [`CYCLES`]
+//! connect+teardown cycles run the table operations the hooks run for one
+//! connection: allocate its node, link it, look it up and record the
+//! negotiation as `established` does, look it up again as `accepted` does,
+//! and unlink and free it. The time per cycle is printed for each count; a
+//! table whose operations grow with the number of live connections shows
+//! here as a growing time.
+
+use crate::cm_private::{negotiate, InlineSize, LocalLimits, PrivateMessage};
+use crate::{CmState, Entry};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::prelude::*;
+use kernel::sunrpc::rdma_cm::{Role, SockAddr};
+use kernel::time::Ktime;
+
+/// Live connection counts measured.
+const LIVE: [usize; 3] = [10, 1000, 10000];
+
+/// Connect+teardown cycles timed per count.
+const CYCLES: usize = 20000;
+
+/// Runs of [`CYCLES`] per count; the fastest is reported.
+const RUNS: usize = 5;
+
+/// Spreads synthetic cookies over the key space the way addresses are.
+fn cookie(i: usize) -> usize {
+    i.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as usize) | 1
+}
+
+/// A synthetic connection entry with the limits of a 64 KB configuration.
+fn entry(cookie: usize) -> Entry {
+    let size = InlineSize::from_bytes(65536);
+    let limits = LocalLimits {
+        max_send: size,
+        max_recv: size,
+        remote_invalidation: true,
+    };
+    Entry {
+        cookie,
+        role: Role::Requester,
+        local: SockAddr::Other(0),
+        peer: SockAddr::Other(0),
+        peer_raw: [0; crate::RAW_KEPT],
+        peer_len: 0,
+        peer_msg: None,
+        advertised: Some(limits.advertisement()),
+        limits,
+        negotiated: None,
+    }
+}
+
+/// One connect+teardown cycle on `state`.
+fn cycle(state: &CmState, cookie: usize, peer_pdata: &[u8]) -> Result {
+    state.insert(CmState::node(entry(cookie))?);
+    let peer = PrivateMessage::decode(peer_pdata);
+    state.with_entry(cookie, |e| {
+        let n = negotiate(&e.limits, &peer);
+        e.set_peer(peer_pdata, peer);
+        e.negotiated = Some(n);
+    });
+    state.with_entry(cookie, |e| e.negotiated.is_some());
+    state.remove(cookie);
+    Ok(())
+}
+
+/// Runs the benchmark and prints one line per live connection count.
+pub(crate) fn run() -> Result {
+    let peer = PrivateMessage::RFC_DEFAULT.encode();
+    for live in LIVE {
+        let state = KBox::pin_init(CmState::new(), GFP_KERNEL)?;
+        for i in 0..live {
+            state.insert(CmState::node(entry(cookie(i)))?);
+        }
+        let mut best = i64::MAX;
+        for run in 0..RUNS {
+            let start = Ktime::ktime_get();
+            for c in 0..CYCLES {
+                cycle(&state, cookie(live + run * CYCLES + c), &peer)?;
+            }
+            best = best.min(Ktime::ktime_get().to_ns() - start.to_ns());
+        }
+        let per_cycle = best / CYCLES as i64;
+        pr_info!(
+            "bench: live={} cycles={} ns_per_connect_teardown={}\n",
+            live,
+            CYCLES,
+            per_cycle
+        );
+    }
+    Ok(())
+}

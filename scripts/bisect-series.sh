@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 'make bisect-series': every patch of patches/ must build and behave as
+# stock without the module. In a copy of the cached default kernel tree
+# (whose git history is the Debian source followed by the series, applied
+# with git am), check out each commit in turn, from the bare Debian source
+# to the whole series, build it incrementally (only what the commit changes
+# recompiles), boot it and run nfs_rdma_roundtrip.sh (NFSv3 and NFSv4.2
+# over RDMA, no module). Prints KTAP, one result per step.
+#
+# The copy lives in $RPCRDMA_CM_CACHE/bisect (2.3 GB) and is reused.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+[ -f "$kdir/vmlinux" ] || rpcrdma_cm_die "no kernel at $kdir: run 'make kernel'"
+KSFT_DIR=$kdir/tools/testing/selftests
+# shellcheck source=/dev/null
+. "$KSFT_DIR/kselftest/ktap_helpers.sh"
+T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
+tree=$RPCRDMA_CM_CACHE/bisect/linux
+logs=$RPCRDMA_CM_TOP/build/bisect
+mkdir -p "$logs"
+
+if [ ! -d "$tree/.git" ]; then
+	echo "bisect: copying $kdir to $tree"
+	rm -rf "$RPCRDMA_CM_CACHE/bisect"
+	mkdir -p "$RPCRDMA_CM_CACHE/bisect"
+	cp -a "$kdir" "$tree" || rpcrdma_cm_die "copy failed"
+fi
+# The commits of the series as applied in $kdir, oldest first.
+base=$(git -C "$kdir" rev-list --max-parents=0 HEAD)
+mapfile -t commits < <(git -C "$kdir" rev-list --reverse "$base..HEAD")
+[ ${#commits[@]} -gt 0 ] || rpcrdma_cm_die "no patches applied in $kdir"
+git -C "$tree" fetch -q "$kdir" HEAD || rpcrdma_cm_die "cannot fetch the series from $kdir"
+
+ktap_print_header
+ktap_set_plan $((${#commits[@]} + 1))
+step=0
+for c in "$base" "${commits[@]}"; do
+	subject=$(git -C "$tree" log -1 --format=%s "$c")
+	log=$logs/step$step.log
+	ktap_print_msg "step $step: $subject"
+	if ! git -C "$tree" checkout -q -f "$c" >"$log" 2>&1; then
+		ktap_test_fail "step $step builds and runs NFS over RDMA: $subject (checkout failed)"
+		step=$((step + 1))
+		continue
+	fi
+	start=$(date +%s)
+	# shellcheck disable=SC2046
+	if ! make -s -C "$tree" -j"$(($(nproc) + 1))" $(kernel_make_args) bzImage modules >>"$log" 2>&1; then
+		tail -5 "$log" | sed 's/^/# /'
+		ktap_test_fail "step $step builds and runs NFS over RDMA: $subject (build failed, $log)"
+		step=$((step + 1))
+		continue
+	fi
+	ktap_print_msg "built in $(($(date +%s) - start)) s; booting"
+	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$tree" --timeout "${BISECT_GUEST_TIMEOUT:-900}" -- \
+		env "KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=/nonexistent" \
+		"$T/run_guest_tests.sh" nfs_rdma_roundtrip.sh >>"$log" 2>&1
+	if grep -qE '^ok [0-9]+ selftests:.*nfs_rdma_roundtrip' "$log"; then
+		ktap_test_pass "step $step builds and runs NFS over RDMA: $subject"
+	else
+		grep -E '^# (not ok|ok)' "$log" | tail -3
+		ktap_test_fail "step $step builds and runs NFS over RDMA: $subject ($log)"
+	fi
+	step=$((step + 1))
+done
+ktap_finished

@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A connection is negotiated by what built its connect, not by whatever is
+# registered when it is established. A userspace responder (cm_probe.py
+# --accept with a delay) holds the kernel NFS client's connect request for
+# a few seconds before accepting; in that window this test unloads or loads
+# rpcrdma_cm. The client's rpcrdma:xprtrdma_cm_private event shows what it
+# then applied:
+#  - built by the module with no private data, module unloaded before
+#    ESTABLISHED: the server takes the client as 1 KB each way (RFC 8797),
+#    so the client must use 1024/1024, from the octets really sent, not the
+#    stock computation (which assumes the stock message went out);
+#  - built by the stock code, module loaded before ESTABLISHED: the module
+#    must not answer for a connect it did not build (by=stock, the stock
+#    thresholds and Remote Invalidation, its counters untouched);
+#  - control: the module loaded throughout answers (by=module).
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+PROBE="/usr/bin/python3 $DIR/cm_probe.py"
+PORT=20051
+# The responder's accept: 16 KB each way, Remote Invalidation.
+ACCEPT=f6ab0e1801010f0f
+STATS=/sys/kernel/debug/rpcrdma_cm/stats
+
+ktap_print_header
+require_pyverbs
+require_module_ko
+ktap_set_plan 4
+
+nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
+ip=$(guest_ip "$nic")
+modprobe rpcrdma || ktap_exit_fail_msg "no rpcrdma"
+rmmod rpcrdma_cm 2>/dev/null
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+kmsg_mark cm_latch
+
+# connect_with_window ACTION: the kernel client connects to a responder
+# that waits 5 s between the connect request and its accept; ACTION runs
+# once the request has arrived. Leaves the client's event in the trace.
+connect_with_window() {
+	local out=/tmp/cm_latch.responder pid i mpid
+	trace_cm_private xprtrdma_cm_private || return 1
+	timeout 120 $PROBE --accept "$ip" $PORT $ACCEPT 3 5 >$out 2>&1 &
+	pid=$!
+	for i in $(seq 1 80); do
+		grep -q listening $out && break
+		sleep 0.25
+	done
+	mkdir -p "$MNT"
+	timeout 90 mount -t nfs -o vers=4.0,proto=rdma,port=$PORT,soft,timeo=20,retrans=1,retry=0 \
+		"$ip:/" "$MNT" >/dev/null 2>&1 &
+	mpid=$!
+	# The second line is the requester's private data: the request is in.
+	for i in $(seq 1 120); do
+		[ "$(wc -l <$out)" -ge 2 ] && break
+		sleep 0.25
+	done
+	if [ "$(wc -l <$out)" -lt 2 ]; then
+		sed 's/^/# responder: /' $out
+		ktap_print_msg "no connect request reached the responder"
+		kill $mpid $pid 2>/dev/null
+		wait
+		return 1
+	fi
+	ktap_print_msg "connect request: $(sed -n 2p $out) (empty: no private data)"
+	"$@" || { ktap_print_msg "'$*' failed"; kill $mpid $pid; wait; return 1; }
+	wait $mpid && umount "$MNT"
+	if ! wait $pid; then
+		sed 's/^/# responder: /' $out
+		ktap_print_msg "the responder did not see the connection through"
+		return 1
+	fi
+}
+
+# expect_traced WANT: the client's last xprtrdma_cm_private event has
+# "by sent_len send_threshold recv_threshold remote_inv" = WANT.
+expect_traced() {
+	local got
+	got=$(for k in by sent_len send_threshold recv_threshold remote_inv; do
+		traced_value xprtrdma_cm_private $k
+	done | paste -sd ' ')
+	if [ "$got" != "$1" ]; then
+		traced_cm_private xprtrdma_cm_private | sed 's/^/# /'
+		ktap_print_msg "traced '$got', want '$1'"
+		return 1
+	fi
+}
+
+requester_connections() {
+	grep '^requester ' $STATS | tr ' ' '\n' | sed -n 's/^connections=//p'
+}
+
+unloaded_between() {
+	insmod "$RPCRDMA_CM_KO" send_private_data=0 || return 1
+	connect_with_window rmmod rpcrdma_cm || return 1
+	expect_traced "stock 0 1024 1024 off"
+}
+ktap_test_result "built by the module without private data, unloaded before ESTABLISHED: 1024/1024 from the octets sent" \
+	unloaded_between
+
+loaded_between() {
+	local n
+	connect_with_window insmod "$RPCRDMA_CM_KO" requester_send_size=65536 \
+		requester_recv_size=65536 remote_invalidation=0 || return 1
+	expect_traced "stock 8 4096 4096 on" || return 1
+	n=$(requester_connections)
+	[ "$n" = 0 ] || { ktap_print_msg "the module counted $n requester connection(s)"; return 1; }
+}
+ktap_test_result "built by the stock code, module loaded before ESTABLISHED: stock answer, module not asked" \
+	loaded_between
+
+loaded_throughout() {
+	connect_with_window true || return 1
+	rmmod rpcrdma_cm || return 1
+	expect_traced "module 8 16384 16384 off"
+}
+ktap_test_result "module loaded throughout (64 KB, no RI offered): it answers, 16 KB from the responder" \
+	loaded_throughout
+
+log_clean() {
+	local log=/tmp/cm_latch.log
+	kernel_log_since cm_latch >$log || return 1
+	no_kernel_report $log
+}
+ktap_test_result "kernel log since the first connection: no report" log_clean
+
+ktap_finished
