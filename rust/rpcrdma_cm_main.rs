@@ -15,8 +15,8 @@ use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNode};
 use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
-use kernel::sync::Mutex;
-use kernel::{new_mutex, ThisModule};
+use kernel::sync::SpinLock;
+use kernel::{new_spinlock, ThisModule};
 
 #[path = "proto/cm_private.rs"]
 pub mod cm_private;
@@ -42,12 +42,17 @@ const RAW_KEPT: usize = MESSAGE_LEN;
 
 /// One live connection, as debugfs shows it.
 struct Entry {
+    /// The transport's identifier of the connection, the table's key.
     cookie: usize,
+    /// Which end this host is.
     role: Role,
+    /// This host's address.
     local: SockAddr,
+    /// The peer's address.
     peer: SockAddr,
-    /// The first octets of the peer's private data and its full length.
+    /// The first octets of the peer's private data.
     peer_raw: [u8; RAW_KEPT],
+    /// The full length of the peer's private data.
     peer_len: usize,
     /// The peer's message, once received.
     peer_msg: Option<Result<PrivateMessage, Nonconformance>>,
@@ -161,11 +166,17 @@ fn role_name(role: Role) -> &'static str {
 /// Counters for one role.
 #[derive(Default)]
 struct RoleStats {
+    /// Connections negotiated (responder: accepts that went out).
     connections: AtomicU64,
+    /// Of those, with a conforming message from the peer.
     conforming: AtomicU64,
+    /// Of those, without one, by cause (`Nonconformance::index`).
     nonconforming: [AtomicU64; Nonconformance::COUNT],
+    /// Conforming messages with reserved flag bits set.
     reserved_flags: AtomicU64,
+    /// Connections that use Remote Invalidation.
     remote_inv: AtomicU64,
+    /// Connections on which this side sent no private data.
     private_data_off: AtomicU64,
 }
 
@@ -197,16 +208,21 @@ impl RoleStats {
 ///
 /// Calling context: the callbacks run on paths that memory reclaim can wait
 /// for (see `kernel::sunrpc::rdma_cm`), in a NOIO allocation scope set by
-/// the transports. So nothing is allocated while `table` is locked: a
-/// connection's node is allocated before the lock is taken and freed after
-/// it is released, and every operation under the lock is a lookup, link or
-/// unlink in the tree, O(log n) in the number of live connections.
+/// the transports, on a CM work queue other ULPs share. So nothing is
+/// allocated, and nothing sleeps, while `table` is locked: a connection's
+/// node is allocated before the lock is taken and freed after it is
+/// released, and every operation under the lock is a lookup, link or
+/// unlink in the tree, O(log n) in the number of live connections, or the
+/// formatting of one debugfs line. A spinlock, so that a preempted debugfs
+/// reader cannot hold up the work queue.
 #[pin_data]
 struct CmState {
     /// Live connections, keyed by their cookie.
     #[pin]
-    table: Mutex<RBTree<usize, Entry>>,
+    table: SpinLock<RBTree<usize, Entry>>,
+    /// Counters of the client side.
     requester: RoleStats,
+    /// Counters of the server side.
     responder: RoleStats,
 }
 
@@ -226,7 +242,7 @@ impl CmState {
     /// Empty table, zero counters.
     fn new() -> impl PinInit<Self> {
         pin_init!(CmState {
-            table <- new_mutex!(RBTree::new(), "rpcrdma_cm::table"),
+            table <- new_spinlock!(RBTree::new(), "rpcrdma_cm::table"),
             requester: RoleStats::default(),
             responder: RoleStats::default(),
         })
@@ -326,7 +342,7 @@ fn local_limits(
     (send, recv): (Option<InlineSize>, Option<InlineSize>),
     remote_invalidation: bool,
 ) -> LocalLimits {
-    let ceiling = InlineSize::from_bytes(local.ceiling);
+    let ceiling = InlineSize::from_bytes(local.ceiling());
     LocalLimits {
         max_send: send
             .unwrap_or(InlineSize::from_bytes(local.max_send))
@@ -393,7 +409,13 @@ impl rdma_cm::Operations for CmState {
         Ok(len)
     }
 
-    fn established(&self, conn: &Conn, local: &Local, peer_pdata: &[u8]) -> Outcome {
+    fn established(
+        &self,
+        conn: &Conn,
+        _local: &Local,
+        peer_pdata: &[u8],
+        bound: &Outcome,
+    ) -> Outcome {
         let peer = PrivateMessage::decode(peer_pdata);
         // Negotiate with what this side advertised and record the outcome,
         // under one lock. The transports call this only for connections
@@ -407,13 +429,9 @@ impl rdma_cm::Operations for CmState {
             (n, sent)
         });
         let Some((n, sent)) = tracked else {
-            // Not reached; the transport applies no more than RFC 8797
-            // allows for the octets sent, whatever is answered here.
-            return Outcome {
-                send_threshold: local.max_send,
-                recv_threshold: local.max_recv,
-                remote_invalidation: false,
-            };
+            // Not reached; the transport's bound is what RFC 8797 allows
+            // for the octets sent.
+            return *bound;
         };
         self.stats(Role::Requester).record(&peer, &n, sent);
         outcome(&n)

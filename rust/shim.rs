@@ -7,7 +7,7 @@
 
 use crate::cm_private::InlineSize;
 use crate::CmState;
-use core::ffi::c_void;
+use core::ffi::{c_ulong, c_void};
 use core::fmt;
 use core::pin::Pin;
 use kernel::alloc::KBox;
@@ -115,8 +115,9 @@ impl Drop for Debugfs {
     /// Remove the files, then (as fields drop after this) the registration.
     fn drop(&mut self) {
         // SAFETY: the directory was created by `create` (or is absent, which
-        // the C side handles); removal waits for open readers, so no show
-        // callback uses the state afterwards.
+        // the C side handles); removal waits for the file operations in
+        // progress and makes later ones fail, so no show callback uses the
+        // state afterwards (open files pin the module through `.owner`).
         unsafe { ffi::rpcrdma_cm_debugfs_remove() };
     }
 }
@@ -154,15 +155,16 @@ unsafe fn state<'a>(state: *const c_void) -> &'a CmState {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rpcrdma_cm_conn_at_or_after(
     state: *const c_void,
-    key: usize,
-    found: *mut usize,
+    key: c_ulong,
+    found: *mut c_ulong,
 ) -> bool {
     // SAFETY: as documented above.
     let state = unsafe { self::state(state) };
-    match state.cookie_at_or_after(key) {
+    // `unsigned long` and `usize` have the same width on every Linux target.
+    match state.cookie_at_or_after(key as usize) {
         Some(cookie) => {
             // SAFETY: `found` is valid for writes, as documented above.
-            unsafe { found.write(cookie) };
+            unsafe { found.write(cookie as c_ulong) };
             true
         }
         None => false,
@@ -179,11 +181,11 @@ pub(crate) unsafe extern "C" fn rpcrdma_cm_conn_at_or_after(
 pub(crate) unsafe extern "C" fn rpcrdma_cm_show_connection(
     m: *mut c_void,
     state: *const c_void,
-    cookie: usize,
+    cookie: c_ulong,
 ) {
     // SAFETY: as documented above.
     let state = unsafe { self::state(state) };
-    state.show_connection(cookie, &mut SeqWriter(m.cast()));
+    state.show_connection(cookie as usize, &mut SeqWriter(m.cast()));
 }
 
 /// Show callback of `rpcrdma_cm/stats`.

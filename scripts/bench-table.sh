@@ -26,5 +26,5 @@ echo "bench-table: loading $ko in a guest (the benchmark runs at load)"
 "$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${BENCH_TABLE_TIMEOUT:-900}" -- \
 	sh -c "modprobe rpcrdma && insmod '$ko' && rmmod rpcrdma_cm; dmesg | grep 'rpcrdma_cm: bench:'" |
 	tee "$out/result.txt"
-n=$(grep -c 'ns_per_connect_teardown=' "$out/result.txt" || true)
+n=$(grep -c 'table_ns_per_cycle_best=' "$out/result.txt" || true)
 [ "$n" = 3 ] || rpcrdma_cm_die "expected 3 results, got $n (see $out/result.txt)"

@@ -3,17 +3,21 @@
 #
 # The transports decode what a CM private data hook wrote and keep it in
 # line with what the hook says it provisions. cm_lying_hook.ko (built next
-# to this script, for this test only) lies in one of three ways; each time
-# an NFSv4.2 mount over RDMA must work, a 32 KB file must round-trip
-# byte-exact, and the trace must show what the transport applied:
-#  - lie=recv: the client advertises a 64 KB receive size but provisions
-#    1 KB: the answer is refused (a peer would send 64 KB into 1 KB
-#    buffers) and the stock code builds the connect (by=stock, 4 KB);
-#  - lie=send: the client advertises a 1 KB send size but provisions 16 KB
-#    and claims 16 KB at ESTABLISHED: it may send at most what it
-#    advertised (send_threshold=1024);
-#  - lie=accept: the server advertises a 64 KB receive size but
-#    provisions 4 KB: refused, the stock accept goes out (by=stock).
+# to this script, for this test only) lies in one way per load; at
+# ESTABLISHED it always claims 64 KB both ways and Remote Invalidation.
+# Each time an NFSv4.2 mount over RDMA must work (and a 32 KB file
+# round-trip byte-exact), and the trace must show what was applied:
+#  - lie=recv: the client advertises 64 KB receive over 1 KB buffers:
+#    refused (a peer would send 64 KB into them); stock connect, 4 KB;
+#  - lie=send: the client advertises 1 KB send but provisions 16 KB: it
+#    sends at most 1 KB inline, receives at most the server's 4 KB, and
+#    gets no Remote Invalidation the server never offered;
+#  - lie=accept: the server advertises 64 KB receive over 4 KB: refused;
+#  - lie=accept_result: the server's octets are honest (4 KB) but it
+#    answers 64 KB and Send With Invalidate: a userspace requester that
+#    advertised 1 KB without Remote Invalidation gets 1024 and no SWI;
+#  - lie=len57, small (512-octet buffers), big (128 KB receive): refused.
+# Every refusal is reported in the kernel log, rate-limited.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -27,8 +31,9 @@ if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 4
+ktap_set_plan 8
 
+PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
 ip=$(guest_ip "$nic")
 rmmod rpcrdma_cm 2>/dev/null
@@ -67,19 +72,53 @@ with_lie() {
 
 ktap_test_result "lie=recv: 64 KB receive advertised over 1 KB buffers is refused; stock connect, file round-trips" \
 	with_lie recv xprtrdma_cm_private "by=stock sent_recv=4096"
-ktap_test_result "lie=send: 1 KB send advertised, 16 KB provisioned: sends at most 1 KB inline, file round-trips" \
-	with_lie send xprtrdma_cm_private "by=module sent_send=1024 send_threshold=1024"
+ktap_test_result "lie=send: 1 KB send advertised, 16 KB provisioned, 64 KB claimed: 1024 out, 4096 in, no RI; file round-trips" \
+	with_lie send xprtrdma_cm_private \
+	"by=module sent_send=1024 send_threshold=1024 recv_threshold=4096 remote_inv=off"
 ktap_test_result "lie=accept: server's 64 KB receive over 4 KB buffers is refused; stock accept, file round-trips" \
 	with_lie accept svcrdma_cm_private "by=stock sent_recv=4096"
 
+# The server's answer claims 64 KB and Send With Invalidate; a requester
+# that advertised 1 KB without Remote Invalidation must get neither.
+accept_result() {
+	local want="by=module sent_recv=4096 send_threshold=1024 recv_threshold=1024 remote_inv=off" got k
+	trace_cm_private svcrdma_cm_private || return 1
+	insmod "$LYING_KO" lie=accept_result || return 1
+	$PROBE "$ip" "$NFS_PORT" f6ab0e1801000000 >/dev/null
+	local rc=$?
+	rmmod cm_lying_hook || return 1
+	[ $rc = 0 ] || { ktap_print_msg "the requester's connection failed"; return 1; }
+	got=$(for k in $want; do
+		k=${k%%=*}
+		echo "$k=$(traced_value svcrdma_cm_private "$k")"
+	done | paste -sd ' ')
+	if [ "$got" != "$want" ]; then
+		traced_cm_private svcrdma_cm_private | sed 's/^/# /'
+		ktap_print_msg "traced '$got', want '$want'"
+		return 1
+	fi
+}
+ktap_test_result "lie=accept_result: 64 KB and SWI claimed for a 1 KB requester without RI: 1024, no SWI" \
+	accept_result
+
+ktap_test_result "lie=len57: 57 octets of private data are refused; stock connect, file round-trips" \
+	with_lie len57 xprtrdma_cm_private "by=stock sent_len=8"
+ktap_test_result "lie=small: 512-octet buffers are refused; stock connect, file round-trips" \
+	with_lie small xprtrdma_cm_private "by=stock sent_recv=4096"
+ktap_test_result "lie=big: 128 KB receive buffers (above the 64 KB ceiling) are refused; stock connect" \
+	with_lie big xprtrdma_cm_private "by=stock sent_recv=4096"
+
 log_clean() {
-	local log=/tmp/cm_cross_check.log
+	local log=/tmp/cm_cross_check.log n
 	kernel_log_since cm_cross_check >$log || return 1
-	# Each refusal is reported, rate-limited; nothing else may be.
-	grep -c "CM private data hook answer refused" $log | sed 's/^/# refusals reported: /'
+	# Each of the five refusals is reported (rate-limited to 10 in 5 s);
+	# nothing else may be.
+	n=$(grep -c "CM private data hook answer refused" $log)
+	ktap_print_msg "refusals reported: $n"
+	[ "$n" -ge 5 ] || return 1
 	no_kernel_report $log
 }
-ktap_test_result "kernel log since the first mount: refusals reported, no other report" log_clean
+ktap_test_result "kernel log since the first mount: the refusals reported, no other report" log_clean
 
 stop_nfsd
 ktap_finished

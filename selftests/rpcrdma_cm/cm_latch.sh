@@ -3,14 +3,15 @@
 #
 # A connection is negotiated by what built its connect, not by whatever is
 # registered when it is established. A userspace responder (cm_probe.py
-# --accept with a delay) holds the kernel NFS client's connect request for
-# a few seconds before accepting; in that window this test unloads or loads
-# rpcrdma_cm. The client's rpcrdma:xprtrdma_cm_private event shows what it
-# then applied:
+# --accept with a go-file) holds the kernel NFS client's connect request
+# until the test has unloaded or loaded rpcrdma_cm and created the file;
+# only then does it accept. The client's rpcrdma:xprtrdma_cm_private event
+# shows what it then applied:
 #  - built by the module with no private data, module unloaded before
 #    ESTABLISHED: the server takes the client as 1 KB each way (RFC 8797),
-#    so the client must use 1024/1024, from the octets really sent, not the
-#    stock computation (which assumes the stock message went out);
+#    so the client must use 1024/1024, from the octets really sent
+#    (by=bound), not the stock computation (which assumes the stock
+#    message went out);
 #  - built by the stock code, module loaded before ESTABLISHED: the module
 #    must not answer for a connect it did not build (by=stock, the stock
 #    thresholds and Remote Invalidation, its counters untouched);
@@ -40,12 +41,13 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 kmsg_mark cm_latch
 
 # connect_with_window ACTION: the kernel client connects to a responder
-# that waits 5 s between the connect request and its accept; ACTION runs
-# once the request has arrived. Leaves the client's event in the trace.
+# that accepts only once ACTION, run after the connect request arrived,
+# has returned. Leaves the client's event in the trace.
 connect_with_window() {
-	local out=/tmp/cm_latch.responder pid i mpid
+	local out=/tmp/cm_latch.responder go=/tmp/cm_latch.go pid i mpid
+	rm -f $go
 	trace_cm_private xprtrdma_cm_private || return 1
-	timeout 120 $PROBE --accept "$ip" $PORT $ACCEPT 3 5 >$out 2>&1 &
+	timeout 240 $PROBE --accept "$ip" $PORT $ACCEPT 3 $go >$out 2>&1 &
 	pid=$!
 	for i in $(seq 1 80); do
 		grep -q listening $out && break
@@ -67,8 +69,9 @@ connect_with_window() {
 		wait
 		return 1
 	fi
-	ktap_print_msg "connect request: $(sed -n 2p $out) (empty: no private data)"
+	ktap_print_msg "connect request: $(sed -n 2p $out | cut -c1-16)"
 	"$@" || { ktap_print_msg "'$*' failed"; kill $mpid $pid; wait; return 1; }
+	touch $go
 	wait $mpid && umount "$MNT"
 	if ! wait $pid; then
 		sed 's/^/# responder: /' $out
@@ -98,7 +101,7 @@ requester_connections() {
 unloaded_between() {
 	insmod "$RPCRDMA_CM_KO" send_private_data=0 || return 1
 	connect_with_window rmmod rpcrdma_cm || return 1
-	expect_traced "stock 0 1024 1024 off"
+	expect_traced "bound 0 1024 1024 off"
 }
 ktap_test_result "built by the module without private data, unloaded before ESTABLISHED: 1024/1024 from the octets sent" \
 	unloaded_between
@@ -115,6 +118,9 @@ ktap_test_result "built by the stock code, module loaded before ESTABLISHED: sto
 	loaded_between
 
 loaded_throughout() {
+	rmmod rpcrdma_cm 2>/dev/null
+	insmod "$RPCRDMA_CM_KO" requester_send_size=65536 requester_recv_size=65536 \
+		remote_invalidation=0 || return 1
 	connect_with_window true || return 1
 	rmmod rpcrdma_cm || return 1
 	expect_traced "module 8 16384 16384 off"

@@ -18,15 +18,17 @@ ERR_CHUNK) and the length of the Send received.
 With --times N it connects, reads (if asked) and disconnects N times in a
 row, printing the lines of the last connection only.
 
-cm_probe.py --accept ADDRESS PORT HEX SECONDS [DELAY] plays the responder
-instead: it listens on ADDRESS:PORT, prints "listening", prints the
-requester's private data in hex when its connect request arrives, waits
-DELAY seconds (default 0), accepts with HEX as the private data of the
-accept, keeps the connection SECONDS seconds and disconnects.
+cm_probe.py --accept ADDRESS PORT HEX SECONDS [GO_FILE] plays the
+responder instead: it listens on ADDRESS:PORT, prints "listening",
+prints the requester's private data in hex when its connect request
+arrives, waits until GO_FILE exists if one is named (at most 120 s),
+accepts with HEX as the private data of the accept, keeps the
+connection SECONDS seconds and disconnects.
 
 Uses rdma-core's pyverbs (Debian python3-pyverbs), run with /usr/bin/python3.
 """
 
+import os
 import struct
 import sys
 import time
@@ -116,8 +118,18 @@ def connect_once(addr, port, pdata, read_args, quiet):
     channel.close()
 
 
-def accept_once(addr, port, pdata, seconds, delay=0.0):
-    """Listen, accept one connection with pdata after delay, hold it, disconnect."""
+def wait_for(path, limit):
+    """Wait until path exists, at most limit seconds; False if it never did."""
+    deadline = time.monotonic() + limit
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def accept_once(addr, port, pdata, seconds, go_file=None):
+    """Listen, accept one connection with pdata (once go_file exists), hold it, disconnect."""
     channel = CMEventChannel()
     listen_id = CMID(creator=channel, port_space=ce.RDMA_PS_TCP)
     info = AddrInfo(src=addr, src_service=port, port_space=ce.RDMA_PS_TCP,
@@ -130,7 +142,8 @@ def accept_once(addr, port, pdata, seconds, delay=0.0):
     cmid = CMID(creator=event, listen_id=listen_id)
     event.ack_cm_event()
     print(bytes(request).hex(), flush=True)
-    time.sleep(delay)
+    if go_file and not wait_for(go_file, 120):
+        raise SystemExit(f"cm_probe: {go_file} did not appear within 120 s")
     cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
     cmid.create_qp(QPInitAttr(qp_type=2, cap=cap))  # IBV_QPT_RC
     param = ConnParam(resources=1, depth=1, data_len=len(pdata))
@@ -155,8 +168,8 @@ def main():
     if args[:1] == ["--accept"]:
         if len(args) not in (5, 6):
             raise SystemExit(__doc__)
-        delay = float(args[5]) if len(args) == 6 else 0.0
-        accept_once(args[1], args[2], bytes.fromhex(args[3]), float(args[4]), delay)
+        go_file = args[5] if len(args) == 6 else None
+        accept_once(args[1], args[2], bytes.fromhex(args[3]), float(args[4]), go_file)
         return
     times = 1
     if args[:1] == ["--times"]:

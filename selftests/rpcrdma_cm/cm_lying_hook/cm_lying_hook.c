@@ -6,11 +6,18 @@
  * than this host provisioned, or make this host send more than it
  * advertised. Never load it anywhere else.
  *
- * lie=recv    requester: advertises 64 KB receive, provisions 1 KB
- * lie=send    requester: advertises 1 KB send, provisions 16 KB send
- * lie=accept  responder: advertises 64 KB receive, provisions 4 KB
+ * lie=recv           requester: advertises 64 KB receive, provisions 1 KB
+ * lie=send           requester: advertises 1 KB send, provisions 16 KB
+ *                    send
+ * lie=accept         responder: advertises 64 KB receive, provisions 4 KB
+ * lie=accept_result  responder: advertises and provisions 4 KB, but
+ *                    answers 64 KB thresholds and Send With Invalidate
+ * lie=len57          requester: 57 octets of private data
+ * lie=small          requester: provisions 512-octet buffers
+ * lie=big            requester: provisions 128 KB receive buffers
  *
- * The role it does not lie for is left to the stock code.
+ * At ESTABLISHED it always claims 64 KB both ways and Remote
+ * Invalidation. The role it does not lie for is left to the stock code.
  */
 
 #include <linux/module.h>
@@ -22,7 +29,7 @@
 
 static char *lie = "recv";
 module_param(lie, charp, 0444);
-MODULE_PARM_DESC(lie, "recv, send or accept");
+MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, len57, small or big");
 
 static int cm_lying_write(u8 *pdata, u32 send, u32 recv)
 {
@@ -53,6 +60,19 @@ static int cm_lying_prepare_connect(void *priv,
 		local->max_recv = 4096;
 		return cm_lying_write(pdata, 1024, 4096);
 	}
+	if (!strcmp(lie, "len57")) {
+		cm_lying_write(pdata, 4096, 4096);
+		return RPCRDMA_CM_PDATA_MAX + 1;
+	}
+	if (!strcmp(lie, "small")) {
+		local->max_send = 512;
+		local->max_recv = 512;
+		return cm_lying_write(pdata, 1024, 1024);
+	}
+	if (!strcmp(lie, "big")) {
+		local->max_recv = 131072;
+		return cm_lying_write(pdata, 4096, 65536);
+	}
 	return -ENOENT;
 }
 
@@ -62,9 +82,9 @@ static void cm_lying_established(void *priv,
 				 const u8 *pdata, size_t len,
 				 struct rpcrdma_cm_result *result)
 {
-	/* Claim the most this host provisioned, whatever the peer said */
-	result->send_threshold = local->max_send;
-	result->recv_threshold = local->max_recv;
+	/* Claim more than anyone provisioned, whatever the peer said */
+	result->send_threshold = 65536;
+	result->recv_threshold = 65536;
 	result->remote_inv = true;
 }
 
@@ -75,13 +95,16 @@ static int cm_lying_prepare_accept(void *priv,
 				   struct rpcrdma_cm_result *result,
 				   u8 *pdata, size_t size)
 {
-	if (strcmp(lie, "accept"))
+	if (strcmp(lie, "accept") && strcmp(lie, "accept_result"))
 		return -ENOENT;
 	local->max_send = 4096;
 	local->max_recv = 4096;
+	local->remote_inv = true;
 	result->send_threshold = 65536;
 	result->recv_threshold = 65536;
 	result->remote_inv = true;
+	if (!strcmp(lie, "accept_result"))
+		return cm_lying_write(pdata, 4096, 4096);
 	return cm_lying_write(pdata, 4096, 65536);
 }
 
