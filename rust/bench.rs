@@ -13,10 +13,12 @@
 //! here as a growing time. It measures the table only, on one thread
 //! without contention: not the SRCU section, the NOIO scope, the parameter
 //! reads or the decoding of the connection the real callbacks also do.
+//! The same cycles on the vector the module used before (scanned for every
+//! insert, lookup and removal) are printed next to it for comparison.
 
 use crate::cm_private::{negotiate, InlineSize, LocalLimits, PrivateMessage};
 use crate::{CmState, Entry};
-use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::alloc::{flags::GFP_KERNEL, KBox, KVec};
 use kernel::prelude::*;
 use kernel::sunrpc::rdma_cm::{Role, SockAddr};
 use kernel::time::Ktime;
@@ -26,6 +28,9 @@ const LIVE: [usize; 3] = [10, 1000, 10000];
 
 /// Connect+teardown cycles timed per count.
 const CYCLES: usize = 20000;
+
+/// Connect+teardown cycles timed per count on the old, linear table.
+const LINEAR_CYCLES: usize = 500;
 
 /// Runs of [`CYCLES`] per count; the fastest and the slowest are reported.
 const RUNS: usize = 5;
@@ -71,6 +76,71 @@ fn cycle(state: &CmState, cookie: usize, peer_pdata: &[u8]) -> Result {
     Ok(())
 }
 
+/// The table this module had before (a vector scanned for every insert,
+/// lookup and removal), kept here only to show what the benchmark tells
+/// apart.
+struct LinearTable(KVec<Option<Entry>>);
+
+impl LinearTable {
+    /// The old `insert`: the first free slot, else a push.
+    fn insert(&mut self, entry: Entry) -> Result {
+        if let Some(slot) = self.0.iter_mut().find(|e| e.is_none()) {
+            *slot = Some(entry);
+            return Ok(());
+        }
+        self.0.push(Some(entry), GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// The old `with_entry`: a scan for the cookie.
+    fn with_entry<R>(&mut self, cookie: usize, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+        self.0
+            .iter_mut()
+            .flatten()
+            .find(|e| e.cookie == cookie)
+            .map(f)
+    }
+
+    /// The old `remove`: a scan of every slot.
+    fn remove(&mut self, cookie: usize) {
+        for slot in self.0.iter_mut() {
+            if slot.as_ref().is_some_and(|e| e.cookie == cookie) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// One connect+teardown cycle, as [`cycle`] does on the tree.
+    fn cycle(&mut self, cookie: usize, peer_pdata: &[u8]) -> Result {
+        self.insert(entry(cookie))?;
+        let peer = PrivateMessage::decode(peer_pdata);
+        self.with_entry(cookie, |e| {
+            let n = negotiate(&e.limits, &peer);
+            e.set_peer(peer_pdata, peer);
+            e.negotiated = Some(n);
+        });
+        self.with_entry(cookie, |e| e.negotiated.is_some());
+        self.remove(cookie);
+        Ok(())
+    }
+}
+
+/// Time of the fastest of [`RUNS`] runs of `cycles` calls of `f`, in ns per
+/// call, and of the slowest.
+fn time_runs(cycles: usize, mut f: impl FnMut(usize) -> Result) -> Result<(i64, i64)> {
+    let (mut best, mut worst) = (i64::MAX, 0);
+    for run in 0..RUNS {
+        let start = Ktime::ktime_get();
+        for c in 0..cycles {
+            f(run * cycles + c)?;
+        }
+        let took = Ktime::ktime_get().to_ns() - start.to_ns();
+        best = best.min(took);
+        worst = worst.max(took);
+    }
+    Ok((best / cycles as i64, worst / cycles as i64))
+}
+
 /// Runs the benchmark and prints one line per live connection count.
 pub(crate) fn run() -> Result {
     let peer = PrivateMessage::RFC_DEFAULT.encode();
@@ -79,23 +149,21 @@ pub(crate) fn run() -> Result {
         for i in 0..live {
             state.insert(CmState::node(entry(cookie(i)))?);
         }
-        let (mut best, mut worst) = (i64::MAX, 0);
-        for run in 0..RUNS {
-            let start = Ktime::ktime_get();
-            for c in 0..CYCLES {
-                cycle(&state, cookie(live + run * CYCLES + c), &peer)?;
-            }
-            let took = Ktime::ktime_get().to_ns() - start.to_ns();
-            best = best.min(took);
-            worst = worst.max(took);
+        let (best, worst) = time_runs(CYCLES, |i| cycle(&state, cookie(live + i), &peer))?;
+        // The old table, far fewer cycles: each costs O(live).
+        let mut linear = LinearTable(KVec::new());
+        for i in 0..live {
+            linear.insert(entry(cookie(i)))?;
         }
+        let (linear_best, _) = time_runs(LINEAR_CYCLES, |i| linear.cycle(cookie(live + i), &peer))?;
         pr_info!(
-            "bench: live={} cycles={} runs={} table_ns_per_cycle_best={} table_ns_per_cycle_worst={}\n",
+            "bench: live={} cycles={} runs={} table_ns_per_cycle_best={} table_ns_per_cycle_worst={} old_linear_ns_per_cycle_best={}\n",
             live,
             CYCLES,
             RUNS,
-            best / CYCLES as i64,
-            worst / CYCLES as i64
+            best,
+            worst,
+            linear_best
         );
     }
     Ok(())
