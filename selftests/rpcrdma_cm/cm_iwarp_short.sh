@@ -11,7 +11,8 @@
 # rpcrdma:svcrdma_cm_private event shows what it made of the data: a
 # Version One message only for 8 and 9 octets, Remote Invalidation only
 # where a whole message offered it. The module counts the short ones as
-# "short" and negotiates the RFC defaults (1024) for them. The kernel log
+# "short"; a requester without a whole message is not limited (server
+# send_threshold 0), as RFC 8166 clients without RFC 8797 expect. The log
 # of the whole program must hold no report: on the debug kernel KASAN
 # reports the stock decoder's out-of-bounds read of 1-3 octets.
 
@@ -80,8 +81,9 @@ counter() {
 
 # probe_case BY HEX|none V1 RI COUNTER: connect with HEX over siw; the
 # server accepts with its own advertisement (flags 0 stock, RI module) and
-# traces BY, the exact length and V1, RI; the module also counts COUNTER
-# and applies 1024 to a requester that sent no Version One message.
+# traces BY, the exact length and V1, RI; the module also counts COUNTER,
+# and the server does not limit the Replies (send_threshold 0) of a
+# requester that sent no Version One message.
 probe_case() {
 	local by=$1 hex=$2 v1=$3 ri=$4 before after reply got want len
 	[ "$hex" = none ] && hex=
@@ -111,7 +113,7 @@ probe_case() {
 	fi
 	got=$(traced_value svcrdma_cm_private send_threshold)
 	want=4096
-	[ "$v1" = no ] && want=1024
+	[ "$v1" = no ] && want=0
 	if [ "$got" != "$want" ]; then
 		ktap_print_msg "module send threshold $got, want $want"
 		return 1
