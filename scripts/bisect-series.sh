@@ -29,6 +29,10 @@ if [ ! -d "$tree/.git" ]; then
 	mkdir -p "$RPCRDMA_CM_CACHE/bisect"
 	cp -a "$kdir" "$tree" || rpcrdma_cm_die "copy failed"
 fi
+# The copy has new inodes and ctimes: refresh the index, or git takes every
+# file for changed and rewrites it at the first checkout, and every object
+# is rebuilt.
+git -C "$tree" update-index -q --refresh >/dev/null
 # The commits of the series as applied in $kdir, oldest first.
 base=$(git -C "$kdir" rev-list --max-parents=0 HEAD)
 mapfile -t commits < <(git -C "$kdir" rev-list --reverse "$base..HEAD")
@@ -42,7 +46,7 @@ for c in "$base" "${commits[@]}"; do
 	subject=$(git -C "$tree" log -1 --format=%s "$c")
 	log=$logs/step$step.log
 	ktap_print_msg "step $step: $subject"
-	if ! git -C "$tree" checkout -q -f "$c" >"$log" 2>&1; then
+	if ! git -C "$tree" checkout -q "$c" >"$log" 2>&1; then
 		ktap_test_fail "step $step builds and runs NFS over RDMA: $subject (checkout failed)"
 		step=$((step + 1))
 		continue
