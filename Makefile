@@ -10,7 +10,7 @@ KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
 KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug run bench fuzz tools install-tools
+	selftests two-guest check-debug run bench bench-nfs fuzz tools install-tools
 
 all: module
 
@@ -30,6 +30,9 @@ help:
 	@echo '  make run          demo (installs deps, builds kernel and module first): NFS over RDMA'
 	@echo '                   stock and with rpcrdma_cm at 64 KB, negotiation and chunks side by side'
 	@echo '  make bench        record receiver benchmark (prints numbers)'
+	@echo '  make bench-nfs    NFS over RDMA per-RPC protocol work, stock vs rpcrdma_cm, two guests:'
+	@echo '                   table, plot and CSV/JSON in build/bench/ (BENCH_N=200 ops per workload;'
+	@echo '                   about 40 min under TCG, see Documentation/performance.rst)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
 	@echo '  make clean        remove module build outputs and cargo target/'
 
@@ -85,6 +88,12 @@ run:
 
 bench:
 	cargo bench -p rpcrdma-cm-proto --bench record_receiver
+
+# Not part of 'make check' (its smoke cut is). BENCH_N, BENCH_CONNECTS and
+# BENCH_ARGS (e.g. --configs stock-4k,cm-64k --workloads create) narrow it.
+bench-nfs: module tools
+	cargo build --release -p bench-nfs-report
+	BENCH_N=$(or $(BENCH_N),200) KDIR=$(KDIR) $(SCRIPTS)/bench-nfs.sh $(BENCH_ARGS)
 
 fuzz:
 	$(SCRIPTS)/fuzz.sh
