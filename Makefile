@@ -20,7 +20,7 @@ help:
 	@echo '  make kernel       build the test kernel (cached; KCONFIG=debug adds KASAN, kmemleak, lockdep)'
 	@echo '  make              build rpcrdma_cm.ko against it (KDIR=... for another tree)'
 	@echo '  make test-host    cargo tests of the protocol core and tools'
-	@echo '  make tools        build the rpcrdma-cm tool (target/release/rpcrdma-cm)'
+	@echo '  make tools        build the rpcrdma-cm tool and bench-nfs-report (target/release/)'
 	@echo '  make install-tools  install rpcrdma-cm, its man pages and the Wireshark dissector'
 	@echo '  make lint         rustfmt, clippy (host and CLIPPY=1 module build), checkpatch of patches/'
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA)'
@@ -69,9 +69,10 @@ check-debug:
 check:
 	$(SCRIPTS)/check.sh
 
-# The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps).
+# The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps) and
+# the report of make bench-nfs.
 tools:
-	cargo build --release -p rpcrdma-cm-tools
+	cargo build --release -p rpcrdma-cm-tools -p bench-nfs-report
 
 # PREFIX/bin/rpcrdma-cm, its man pages in MANDIR/man1 and the Lua dissector
 # in WIRESHARK_PLUGINS (Wireshark's personal plugin directory by default).
@@ -92,7 +93,6 @@ bench:
 # Not part of 'make check' (its smoke cut is). BENCH_N, BENCH_CONNECTS and
 # BENCH_ARGS (e.g. --configs stock-4k,cm-64k --workloads create) narrow it.
 bench-nfs: module tools
-	cargo build --release -p bench-nfs-report
 	BENCH_N=$(or $(BENCH_N),200) KDIR=$(KDIR) $(SCRIPTS)/bench-nfs.sh $(BENCH_ARGS)
 
 fuzz:

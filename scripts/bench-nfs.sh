@@ -265,4 +265,5 @@ done
 [ "$connects" -gt 0 ] && run_dirs+=("$out/runs/connect-cost")
 "$REPORT" --out "$out" "${run_dirs[@]}" || failed=1
 echo "bench-nfs: $out/table.md, $out/plot.svg, $out/results.csv, $out/results.json"
+echo "$failed" >"$out/exit-status"
 exit $failed

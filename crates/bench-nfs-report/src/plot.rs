@@ -82,7 +82,7 @@ pub fn series(runs: &[Run], rows: &[Row]) -> Vec<Series> {
 fn y_limit(max: f64) -> f64 {
     let mut step = 10.0;
     loop {
-        for m in [1.0, 2.0, 5.0] {
+        for m in [1.0, 1.5, 2.0, 3.0, 5.0] {
             if max <= step * m {
                 return step * m;
             }
@@ -251,8 +251,8 @@ mod tests {
     fn y_limits_are_round() {
         assert_eq!(y_limit(0.0), 10.0);
         assert_eq!(y_limit(10.0), 10.0);
-        assert_eq!(y_limit(10.5), 20.0);
-        assert_eq!(y_limit(101.0), 200.0);
+        assert_eq!(y_limit(10.5), 15.0);
+        assert_eq!(y_limit(258.0), 300.0);
         assert_eq!(y_limit(450.0), 500.0);
     }
 
