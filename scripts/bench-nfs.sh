@@ -104,14 +104,15 @@ S=$RPCRDMA_CM_TOP/scripts
 # The time estimate: seconds per operation of each workload under TCG on
 # the 2-core development machine (measured; see Documentation/performance.rst),
 # plus the boot of a guest pair.
-PAIR_BOOT_SECS=60
+# (A create is an OPEN and a CLOSE, about 50 ms each; the rest one RPC.)
+PAIR_BOOT_SECS=45
 op_secs() {
 	case $1 in
-	create) echo 0.20 ;;
-	stat) echo 0.10 ;;
+	create) echo 0.12 ;;
+	stat) echo 0.07 ;;
 	readdir) echo 0.01 ;;
-	rename|remove) echo 0.10 ;;
-	*-*k) awk -v kb="${1#*-}" 'BEGIN { printf "%.3f", 0.10 + kb * 0.004 }' ;;
+	rename|remove) echo 0.065 ;;
+	*-*k) awk -v kb="${1#*-}" 'BEGIN { printf "%.4f", 0.075 + kb * 0.0003 }' ;;
 	esac
 }
 per_config=$PAIR_BOOT_SECS
