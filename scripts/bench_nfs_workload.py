@@ -11,7 +11,8 @@ Workloads (N operations each, on an NFS mount over RDMA):
   readdir          one listing of the N entries after a cache drop
   rename           N renames
   remove           N removes
-  write-KK, read-KK  N O_DIRECT writes or reads of KK KB (1..60)
+  write-KK, read-KK  N O_DIRECT writes or reads of KK KB (1..60); the
+                   file is opened before and closed after the count
 
 Around each workload it reads the client's RPC-over-RDMA counters and
 per-operation counts (/proc/self/mountstats), counts the
@@ -117,6 +118,39 @@ def drop_caches():
         f.write("3\n")
 
 
+class IoFile:
+    """An O_DIRECT file io{KB}k on the mount, for KB-sized WRITEs or READs
+    at offset 0 (of a fixed pattern; a READ must return it)."""
+
+    def __init__(self, path, op, kb):
+        self.op, self.kb, self.size = op, kb, kb * 1024
+        # An anonymous mapping is page aligned, as O_DIRECT wants.
+        self.buf = mmap.mmap(-1, self.size)
+        pattern = bytes((i * 7 + kb) & 0xFF for i in range(256))
+        self.expect = (pattern * (self.size // 256 + 1))[:self.size]
+        flags = os.O_DIRECT | (os.O_WRONLY | os.O_CREAT if op == "write" else os.O_RDONLY)
+        self.fd = os.open(path, flags, 0o644)
+        if op == "write":
+            self.buf[:] = self.expect
+
+    def run(self, count, tick):
+        """COUNT WRITEs or READs; TICK(done) after each."""
+        for i in range(count):
+            if self.op == "write":
+                done = os.pwrite(self.fd, memoryview(self.buf), 0)
+            else:
+                done = os.preadv(self.fd, [memoryview(self.buf)], 0)
+            if done != self.size:
+                fail(f"{self.op} of {self.kb} KB moved {done} bytes")
+            tick(i + 1)
+        if self.op == "read" and self.buf[:] != self.expect:
+            fail(f"read of {self.kb} KB returned other bytes than were written")
+
+    def close(self):
+        """Close the file (its CLOSE RPC)."""
+        os.close(self.fd)
+
+
 class Bench:
     """One client's run of the workloads."""
 
@@ -129,6 +163,7 @@ class Bench:
         self.marker = (host, int(port))
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.label = ""
+        self.io = None
         os.makedirs(self.dir, exist_ok=True)
 
     def mark(self, what, workload):
@@ -161,38 +196,19 @@ class Bench:
                 self.ensure("f")
                 for i, path in enumerate(self.names("f")):
                     os.rename(path, self.names("g")[i])
-        elif workload.startswith("read-"):
-            kb = int(workload[5:-1])
+        elif "-" in workload:
+            op, size = workload.split("-")
+            kb = int(size[:-1])
             path = os.path.join(self.mnt, f"io{kb}k")
-            if not os.path.exists(path) or os.stat(path).st_size != kb * 1024:
-                self.direct("write", kb, 1)
+            if op == "read" and (not os.path.exists(path) or os.stat(path).st_size != kb * 1024):
+                self.io = IoFile(path, "write", kb)
+                self.io.run(1, lambda done: None)
+                self.io.close()
+            # Opened here, closed after the measurement: the workload's
+            # RPCs are its READs or WRITEs, not the OPEN and CLOSE.
+            self.io = IoFile(path, op, kb)
         if workload in ("stat", "readdir"):
             drop_caches()
-
-    def direct(self, op, kb, count):
-        """COUNT O_DIRECT WRITEs or READs of KB KB at offset 0 of io{kb}k."""
-        size = kb * 1024
-        path = os.path.join(self.mnt, f"io{kb}k")
-        buf = mmap.mmap(-1, size)
-        pattern = bytes((i * 7 + kb) & 0xFF for i in range(256))
-        expect = (pattern * (size // 256 + 1))[:size]
-        flags = os.O_DIRECT | (os.O_WRONLY | os.O_CREAT if op == "write" else os.O_RDONLY)
-        fd = os.open(path, flags, 0o644)
-        try:
-            if op == "write":
-                buf[:] = expect
-            for i in range(count):
-                if op == "write":
-                    done = os.pwrite(fd, memoryview(buf), 0)
-                else:
-                    done = os.preadv(fd, [memoryview(buf)], 0)
-                if done != size:
-                    fail(f"{op} of {kb} KB moved {done} bytes")
-                self.tick(i + 1)
-        finally:
-            os.close(fd)
-        if op == "read" and buf[:] != expect:
-            fail(f"read of {kb} KB returned other bytes than were written")
 
     def run(self, workload):
         """Do WORKLOAD's N operations."""
@@ -219,8 +235,7 @@ class Bench:
                 os.unlink(path)
                 self.tick(i + 1)
         else:
-            op, size = workload.split("-")
-            self.direct(op, int(size[:-1]), self.n)
+            self.io.run(self.n, self.tick)
 
     def measure(self, workload):
         """Set up, then run WORKLOAD between markers; its JSON record."""
@@ -237,6 +252,9 @@ class Bench:
         self.mark("end", workload)
         after = counters(self.mnt)
         rpcs, no_chunk = marshal_counts()
+        if self.io:
+            self.io.close()
+            self.io = None
         record = {"workload": workload, "n": self.n, "seconds": round(seconds, 3)}
         for key in RDMA_COUNTERS:
             record[key] = after[key] - before[key]

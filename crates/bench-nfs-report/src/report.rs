@@ -169,7 +169,7 @@ fn cells(r: &Row) -> Vec<String> {
         size(r.threshold),
         if r.client_ri { "on" } else { "off" }.into(),
         r.rpcs.to_string(),
-        format!("{:.0} %", r.no_chunk_pct()),
+        format!("{:.1} %", r.no_chunk_pct()),
         format!("{}/{}/{}", r.read_chunks, r.write_chunks, r.reply_chunks),
         format!("{}/{}", r.wire.rdma_read_ops, kb(r.wire.rdma_read_bytes)),
         format!("{}/{}", r.wire.rdma_write_ops, kb(r.wire.rdma_write_bytes)),
@@ -616,7 +616,7 @@ mod tests {
             t,
             "| workload | config | thr | RI | RPCs | no chunk | R/W/Reply seg | RDMA READ | RDMA WRITE | SEND | SEND+Inv | LocalInv | wire B/RPC | RDMA ops/100 RPCs | TCG ms/RPC |\n\
              | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n\
-             | create | stock-4k | 4K | off | 20 | 50 % | 0/0/10 | 0/0 | 10/80 | 20 | 0 | 0 | 200 | 50 | 50 |\n"
+             | create | stock-4k | 4K | off | 20 | 50.0 % | 0/0/10 | 0/0 | 10/80 | 20 | 0 | 0 | 200 | 50 | 50 |\n"
         );
         let c = csv(&r[1..2]);
         assert_eq!(
