@@ -136,3 +136,43 @@ fn main() -> ExitCode {
     }
     ExitCode::from(u8::from(failed))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn connect_cost_pools_the_rounds_of_each_side() {
+        let dir = std::env::temp_dir().join(format!("bench-nfs-report-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let side = |name: &str, samples: &str| {
+            std::fs::write(
+                dir.join(name),
+                format!("{{\"count\": 2, \"total_samples_us\": [{samples}]}}"),
+            )
+            .unwrap();
+        };
+        side("unloaded-1.json", "100, 300");
+        side("unloaded-2.json", "200, 400");
+        side("loaded-1.json", "110, 290");
+        side("loaded-2.json", "210, 390");
+        std::fs::write(dir.join("loaded-1.err"), "").unwrap();
+        let c = connect_cost(&dir).unwrap();
+        assert_eq!(c.connects, 4);
+        assert_eq!((c.unloaded_median_us, c.loaded_median_us), (250.0, 250.0));
+        // A side with fewer connects than the other is an error.
+        side("loaded-3.json", "1");
+        let e = connect_cost(&dir).unwrap_err();
+        assert!(e.ends_with("not as many loaded as not loaded"), "{e}");
+        side("loaded-3.json", "not json");
+        assert!(connect_cost(&dir).unwrap_err().contains("loaded-3.json"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
