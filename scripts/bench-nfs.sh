@@ -98,6 +98,8 @@ for w in ${workloads//,/ }; do
 	}
 done
 require_root "make bench-nfs"
+# The guests reach the output directory by its absolute path.
+out=$(realpath -m "$out")
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
 KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko
