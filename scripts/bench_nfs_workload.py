@@ -173,8 +173,10 @@ class Bench:
     def tick(self, done):
         """Progress for the host: which workload, how far."""
         if done % 20 == 0 or done == self.n:
-            with open(self.progress, "w", encoding="ascii") as f:
+            # Replaced whole, so the host never reads it half written.
+            with open(self.progress + ".new", "w", encoding="ascii") as f:
                 f.write(f"{self.label} {done}/{self.n}\n")
+            os.replace(self.progress + ".new", self.progress)
 
     def names(self, prefix):
         """The N file names with PREFIX."""
