@@ -31,9 +31,17 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# usage [STATUS]: the comment above from the synopsis on; on stderr and
+# exit 2 (a usage error), or on stdout and exit 0 for --help.
 usage() {
-	sed -n '/^#   scripts/,/^# Exits/p' "$0" | sed 's/^# \{0,1\}//' >&2
-	exit 2
+	local text
+	text=$(sed -n '/^#   scripts/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//')
+	if [ "${1:-2}" = 0 ]; then
+		echo "$text"
+	else
+		echo "$text" >&2
+	fi
+	exit "${1:-2}"
 }
 
 SIZES() {
@@ -71,7 +79,7 @@ while [ $# -gt 0 ]; do
 	--workloads) workloads=${2:-}; shift 2 || usage ;;
 	--connects) connects=${2:-}; shift 2 || usage ;;
 	--out) out=${2:-}; shift 2 || usage ;;
-	-h|--help) usage ;;
+	-h|--help) usage 0 ;;
 	*) echo "bench-nfs: unknown option '$1'" >&2; usage ;;
 	esac
 done
