@@ -10,7 +10,7 @@
 //! directory; prints the Markdown report.
 //!
 //! Exit status: 0 success; 1 a run directory could not be read (the
-//! report is still written from the others); 2 usage error.
+//! report is still written from the others, if any); 2 usage error.
 
 mod capture;
 mod model;
@@ -101,6 +101,10 @@ fn main() -> ExitCode {
             failed = true;
         }
     }
+    if runs.is_empty() {
+        eprintln!("bench-nfs-report: no configuration could be read: no report written");
+        return ExitCode::from(1);
+    }
     let rows = report::rows(&runs);
     let mut targets = report::targets(&rows);
     if let Some(c) = &cost {
@@ -130,10 +134,6 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     print!("{table}");
-    if runs.is_empty() {
-        eprintln!("bench-nfs-report: no configuration could be read");
-        failed = true;
-    }
     ExitCode::from(u8::from(failed))
 }
 
