@@ -94,7 +94,7 @@ if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
 	tg_rc=$?
 	tally_ktap two-guest "$logs/two-guest.log" "$tg_rc"
 
-	note "bench-nfs smoke (two guest pairs, about 2 minutes under TCG)"
+	note "bench-nfs smoke (two guest pairs, about 2 minutes under TCG, 4 on busy cores)"
 	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench-nfs-smoke.sh
 	bs_rc=$?
 	tally_ktap bench-nfs-smoke "$logs/bench-nfs-smoke.log" "$bs_rc"
