@@ -10,7 +10,7 @@ KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
 KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug run bench bench-table bisect-series fuzz tools install-tools
+	selftests two-guest check-debug run bench bench-table bisect-series bench-nfs fuzz tools install-tools
 
 all: module
 
@@ -20,7 +20,7 @@ help:
 	@echo '  make kernel       build the test kernel (cached; KCONFIG=debug adds KASAN, kmemleak, lockdep)'
 	@echo '  make              build rpcrdma_cm.ko against it (KDIR=... for another tree)'
 	@echo '  make test-host    cargo tests of the protocol core and tools'
-	@echo '  make tools        build the rpcrdma-cm tool (target/release/rpcrdma-cm)'
+	@echo '  make tools        build the rpcrdma-cm tool and bench-nfs-report (target/release/)'
 	@echo '  make install-tools  install rpcrdma-cm, its man pages and the Wireshark dissector'
 	@echo '  make lint         rustfmt, clippy (host and CLIPPY=1 module build), checkpatch of patches/'
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA)'
@@ -32,6 +32,9 @@ help:
 	@echo '  make bench        record receiver benchmark (prints numbers)'
 	@echo '  make bench-table  connection table benchmark in a guest: connect+teardown at 10/1000/10000 live'
 	@echo '  make bisect-series  build and boot after every patch of the series (stock NFS/RDMA each time)'
+	@echo '  make bench-nfs    NFS over RDMA per-RPC protocol work, stock vs rpcrdma_cm, two guests:'
+	@echo '                   table, plot and CSV/JSON in build/bench/ (BENCH_N=200 ops per workload;'
+	@echo '                   about 40 min under TCG, see Documentation/performance.rst)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
 	@echo '  make clean        remove module build outputs and cargo target/'
 
@@ -68,9 +71,10 @@ check-debug:
 check:
 	$(SCRIPTS)/check.sh
 
-# The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps).
+# The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps) and
+# the report of make bench-nfs.
 tools:
-	cargo build --release -p rpcrdma-cm-tools
+	cargo build --release -p rpcrdma-cm-tools -p bench-nfs-report
 
 # PREFIX/bin/rpcrdma-cm, its man pages in MANDIR/man1 and the Lua dissector
 # in WIRESHARK_PLUGINS (Wireshark's personal plugin directory by default).
@@ -93,6 +97,11 @@ bench-table:
 
 bisect-series:
 	$(SCRIPTS)/bisect-series.sh
+
+# Not part of 'make check' (its smoke cut is). BENCH_N, BENCH_CONNECTS and
+# BENCH_ARGS (e.g. --configs stock-4k,cm-64k --workloads create) narrow it.
+bench-nfs: module tools
+	BENCH_N=$(or $(BENCH_N),200) KDIR=$(KDIR) $(SCRIPTS)/bench-nfs.sh $(BENCH_ARGS)
 
 fuzz:
 	$(SCRIPTS)/fuzz.sh

@@ -17,6 +17,8 @@
 #               failure unless RPCRDMA_CM_ALLOW_SKIP=prog1,prog2 allows it)
 #   two-guest   scripts/two-guest.sh (each KTAP test counts; fewer than its
 #               plan or a non-zero exit without a failing test is a failure)
+#   bench-nfs-smoke  scripts/bench-nfs-smoke.sh, the smoke cut of
+#               'make bench-nfs' (each KTAP test counts, as for two-guest)
 #
 # The tally's rules are in scripts/tally.sh.
 #
@@ -91,6 +93,11 @@ if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
 	run_step "two-guest" "$logs/two-guest.log" progress_ktap scripts/two-guest.sh
 	tg_rc=$?
 	tally_ktap two-guest "$logs/two-guest.log" "$tg_rc"
+
+	note "bench-nfs smoke (two guest pairs, about 2 minutes under TCG, 4 on busy cores)"
+	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench-nfs-smoke.sh
+	bs_rc=$?
+	tally_ktap bench-nfs-smoke "$logs/bench-nfs-smoke.log" "$bs_rc"
 else
 	note "no kernel or module: guest tests not run"
 	count "guest tests (no kernel or module)" 1

@@ -79,9 +79,111 @@ pub(crate) struct ProbeArgs {
     /// Seconds allowed for resolving, connecting and disconnecting.
     #[arg(long, short = 'W', default_value_t = 5.0, value_parser = crate::rpc::positive_seconds)]
     pub timeout: f64,
+    /// Connect and disconnect this many times, one after the other, and
+    /// print how long connecting and disconnecting took instead of the
+    /// private data (every connect must be accepted with conforming
+    /// private data and disconnect cleanly).
+    #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub count: u32,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Latency statistics of one phase of repeated connects, microseconds.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub(crate) struct LatencyStats {
+    /// The fastest.
+    pub min: f64,
+    /// The median (the mean of the middle two for an even count).
+    pub median: f64,
+    /// The arithmetic mean.
+    pub mean: f64,
+    /// The 90th percentile (nearest rank).
+    pub p90: f64,
+    /// The slowest.
+    pub max: f64,
+}
+
+impl LatencyStats {
+    /// The statistics of `samples` (microseconds); `None` if there are none.
+    pub fn of(samples: &[f64]) -> Option<Self> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let median = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        // Nearest rank: the smallest sample with at least 90 % at or below it.
+        let rank = (n * 9).div_ceil(10).max(1);
+        Some(LatencyStats {
+            min: s[0],
+            median,
+            mean: s.iter().sum::<f64>() / n as f64,
+            p90: s[rank - 1],
+            max: s[n - 1],
+        })
+    }
+}
+
+/// What `probe --count N` measured.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub(crate) struct ConnectTimingReport {
+    /// The listener.
+    pub target: String,
+    /// Connects made (all accepted with conforming private data and
+    /// cleanly disconnected, or the command fails).
+    pub count: u32,
+    /// From creating the CM id to the accept (address and route
+    /// resolution, QP creation, REQ/REP/RTU).
+    pub connect_us: LatencyStats,
+    /// From the disconnect request to the QP and id destroyed.
+    pub disconnect_us: LatencyStats,
+    /// Connect and disconnect, each connect's sum.
+    pub total_us: LatencyStats,
+    /// Every connect's total, microseconds, in order.
+    pub total_samples_us: Vec<f64>,
+}
+
+impl ConnectTimingReport {
+    /// Build the report from each connect's (connect, disconnect) times.
+    pub fn new(target: String, times: &[(Duration, Duration)]) -> Option<Self> {
+        let us = |d: &Duration| d.as_secs_f64() * 1e6;
+        let c: Vec<f64> = times.iter().map(|(c, _)| us(c)).collect();
+        let d: Vec<f64> = times.iter().map(|(_, d)| us(d)).collect();
+        let t: Vec<f64> = times.iter().map(|(c, d)| us(c) + us(d)).collect();
+        Some(ConnectTimingReport {
+            target,
+            count: u32::try_from(times.len()).ok()?,
+            connect_us: LatencyStats::of(&c)?,
+            disconnect_us: LatencyStats::of(&d)?,
+            total_us: LatencyStats::of(&t)?,
+            total_samples_us: t,
+        })
+    }
+
+    /// The text form.
+    pub fn render(&self) -> String {
+        let line = |what: &str, s: &LatencyStats| {
+            format!(
+                "  {what:<10} min {:.0}  median {:.0}  mean {:.0}  p90 {:.0}  max {:.0}\n",
+                s.min, s.median, s.mean, s.p90, s.max
+            )
+        };
+        format!(
+            "{} connects to {}, all accepted and cleanly disconnected (microseconds):\n{}{}{}",
+            self.count,
+            self.target,
+            line("connect", &self.connect_us),
+            line("disconnect", &self.disconnect_us),
+            line("total", &self.total_us)
+        )
+    }
 }
 
 /// What `probe` found.
@@ -238,6 +340,9 @@ pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, F
         timeout,
         max_recv: 1,
     };
+    if args.count > 1 {
+        return probe_repeated(args, addr, &opts, sent, &effective, out);
+    }
     let (result, disconnect) = match Connection::connect(addr, &opts) {
         Ok(a) => (
             Ok(a.private_data),
@@ -252,6 +357,58 @@ pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, F
     let r = probe_report(addr.to_string(), sent, &effective, result, disconnect);
     emit(out, &if args.json { json(&r) } else { r.render() });
     Ok(r.exit())
+}
+
+/// `probe --count N`: N connects and disconnects, timed. The first that is
+/// not a conforming accept with a clean disconnect ends the run (exit 1,
+/// with its probe report).
+fn probe_repeated(
+    args: &ProbeArgs,
+    addr: SocketAddr,
+    opts: &ConnectOptions,
+    sent: Option<Vec<u8>>,
+    effective: &LocalLimits,
+    out: &mut dyn Write,
+) -> Result<Exit, Failure> {
+    let mut times = Vec::with_capacity(args.count as usize);
+    for i in 1..=args.count {
+        let started = Instant::now();
+        let (result, connected, disconnect) = match Connection::connect(addr, opts) {
+            Ok(a) => {
+                let connected = started.elapsed();
+                let d = a
+                    .connection
+                    .disconnect(opts.timeout)
+                    .map_err(|e| e.to_string());
+                (Ok(a.private_data), connected, d)
+            }
+            Err(RdmaError::Rejected {
+                status,
+                private_data,
+            }) => (Err((status, private_data)), started.elapsed(), Ok(())),
+            Err(e) => return Err(Failure::peer(format!("probe {addr}, connect {i}: {e}"))),
+        };
+        let total = started.elapsed();
+        let r = probe_report(
+            addr.to_string(),
+            sent.clone(),
+            effective,
+            result,
+            disconnect,
+        );
+        if r.exit() != Exit::Ok {
+            emit(out, &if args.json { json(&r) } else { r.render() });
+            return Err(Failure::peer(format!(
+                "probe {addr}: connect {i} of {} was not a conforming accept with a clean disconnect",
+                args.count
+            )));
+        }
+        times.push((connected, total - connected));
+    }
+    let r = ConnectTimingReport::new(addr.to_string(), &times)
+        .ok_or_else(|| Failure::peer("no connect was timed"))?;
+    emit(out, &if args.json { json(&r) } else { r.render() });
+    Ok(Exit::Ok)
 }
 
 /// What a received message means for the call `xid`.
@@ -586,6 +743,62 @@ the responder negotiates:
         let r = probe_report("x".into(), sent, &l, rep, Ok(()));
         assert_eq!(r.local.advertisement.as_deref(), Some("f6ab0e1801810f0f"));
         assert_eq!((r.sent_conformance, r.sent_reason), (Some("ok"), None));
+    }
+
+    #[test]
+    fn latency_stats_exact() {
+        let s = LatencyStats::of(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!(
+            s,
+            LatencyStats {
+                min: 1.0,
+                median: 3.0,
+                mean: 3.0,
+                p90: 5.0,
+                max: 5.0
+            }
+        );
+        // Even count: the median is the mean of the middle two; p90 of
+        // 1..=10 is 9 (nearest rank).
+        let ten: Vec<f64> = (1..=10).map(f64::from).collect();
+        let s = LatencyStats::of(&ten).unwrap();
+        assert_eq!((s.median, s.p90, s.mean), (5.5, 9.0, 5.5));
+        assert_eq!(LatencyStats::of(&[]), None);
+    }
+
+    #[test]
+    fn connect_timing_report_golden() {
+        let ms = Duration::from_millis;
+        let r = ConnectTimingReport::new(
+            "10.0.2.15:20049".into(),
+            &[(ms(2), ms(1)), (ms(4), ms(1)), (ms(3), ms(2))],
+        )
+        .unwrap();
+        assert_eq!(r.count, 3);
+        assert_eq!(r.total_samples_us, vec![3000.0, 5000.0, 5000.0]);
+        assert_eq!(
+            r.render(),
+            "3 connects to 10.0.2.15:20049, all accepted and cleanly disconnected (microseconds):
+  connect    min 2000  median 3000  mean 3000  p90 4000  max 4000
+  disconnect min 1000  median 1000  mean 1333  p90 2000  max 2000
+  total      min 3000  median 5000  mean 4333  p90 5000  max 5000
+"
+        );
+        let v: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+        assert_eq!(v["connect_us"]["median"], 3000.0);
+        assert_eq!(v["total_us"]["max"], 5000.0);
+        assert_eq!(ConnectTimingReport::new("x".into(), &[]), None);
+    }
+
+    #[test]
+    fn probe_count_is_checked() {
+        let (exit, out, _) = cli(&["probe", "--count", "0", "127.0.0.1"]);
+        assert_eq!(exit, Exit::Usage);
+        assert!(out.contains("--count"), "{out}");
+        // Repeated probes fail like one when nothing listens.
+        let (exit, _, err) = cli(&["probe", "-W", "1", "--count", "3", "127.0.0.1:1"]);
+        assert_eq!(exit, Exit::Peer);
+        assert!(err.starts_with("probe 127.0.0.1:1, connect 1: "), "{err}");
     }
 
     #[test]

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `bench-nfs-report`: the report of `make bench-nfs`.
+//!
+//! Reads the run directories scripts/bench-nfs.sh leaves (one per
+//! configuration: `config.json`, `client-results.jsonl`, `client-trace`,
+//! `server-trace`, `packets.tsv`; and `connect-cost/` with the
+//! `rpcrdma-cm probe --count --json` output of both sides) and writes
+//! `table.md`, `results.csv`, `results.json` and `plot.svg` into the output
+//! directory; prints the Markdown report.
+//!
+//! Exit status: 0 success; 1 a run directory could not be read (the
+//! report is still written from the others, if any); 2 usage error.
+
+mod capture;
+mod model;
+mod plot;
+mod report;
+
+use clap::Parser;
+use model::Run;
+use report::{ConnectCost, ProbeTiming};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The report of 'make bench-nfs': tables, CSV, JSON and a plot from its run directories.
+#[derive(Parser, Debug)]
+#[command(
+    name = "bench-nfs-report",
+    version,
+    after_help = "Example:\n  $ bench-nfs-report --out build/bench build/bench/runs/stock-4k build/bench/runs/cm-64k\n\n\
+                  Exit status: 0 success, 1 a run directory could not be read, 2 usage error."
+)]
+struct Cli {
+    /// Where table.md, results.csv, results.json and plot.svg go.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The run directories, in the order the table lists them (a directory
+    /// named connect-cost holds the connect timings).
+    #[arg(required = true, value_name = "RUN_DIR")]
+    runs: Vec<PathBuf>,
+}
+
+/// `results.json`.
+#[derive(Serialize)]
+struct Results<'a> {
+    runs: &'a [Run],
+    rows: &'a [report::Row],
+    targets: &'a [report::Target],
+    connect_cost: Option<&'a ConnectCost>,
+}
+
+/// The connect timings of both sides: every `unloaded-*.json` and
+/// `loaded-*.json` of DIR, pooled.
+fn connect_cost(dir: &Path) -> Result<ConnectCost, String> {
+    let mut sides = (Vec::new(), Vec::new());
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    names.sort();
+    for p in names {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let side = if name.starts_with("unloaded-") && name.ends_with(".json") {
+            &mut sides.0
+        } else if name.starts_with("loaded-") && name.ends_with(".json") {
+            &mut sides.1
+        } else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let t: ProbeTiming =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        side.extend(t.total_samples_us);
+    }
+    ConnectCost::new(sides.0, sides.1).ok_or_else(|| {
+        format!(
+            "{}: no connect timings, or not as many loaded as not loaded",
+            dir.display()
+        )
+    })
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    let p = dir.join(name);
+    std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut failed = false;
+    let mut runs = Vec::new();
+    let mut cost = None;
+    for dir in &cli.runs {
+        let result = if dir.file_name().is_some_and(|n| n == "connect-cost") {
+            connect_cost(dir).map(|c| cost = Some(c))
+        } else {
+            Run::load(dir).map(|r| runs.push(r))
+        };
+        if let Err(e) = result {
+            eprintln!("bench-nfs-report: {e}");
+            failed = true;
+        }
+    }
+    if runs.is_empty() {
+        eprintln!("bench-nfs-report: no configuration could be read: no report written");
+        return ExitCode::from(1);
+    }
+    let rows = report::rows(&runs);
+    let mut targets = report::targets(&rows);
+    if let Some(c) = &cost {
+        targets.push(c.target());
+    }
+    let table = report::markdown(&runs, &rows, &targets, cost.as_ref());
+    let n = runs.first().map_or(0, |r| r.config.n);
+    let doc = plot::svg(
+        &plot::series(&runs, &rows),
+        &format!("NFSv4.2 over RDMA (soft-RoCE): explicit RDMA operations per 100 RPCs, N = {n}"),
+    );
+    let results = Results {
+        runs: &runs,
+        rows: &rows,
+        targets: &targets,
+        connect_cost: cost.as_ref(),
+    };
+    let json = serde_json::to_string_pretty(&results).unwrap_or_default() + "\n";
+    let written = std::fs::create_dir_all(&cli.out)
+        .map_err(|e| format!("{}: {e}", cli.out.display()))
+        .and_then(|()| write(&cli.out, "table.md", &table))
+        .and_then(|()| write(&cli.out, "results.csv", &report::csv(&rows)))
+        .and_then(|()| write(&cli.out, "results.json", &json))
+        .and_then(|()| write(&cli.out, "plot.svg", &doc));
+    if let Err(e) = written {
+        eprintln!("bench-nfs-report: {e}");
+        return ExitCode::from(1);
+    }
+    print!("{table}");
+    ExitCode::from(u8::from(failed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn connect_cost_pools_the_rounds_of_each_side() {
+        let dir = std::env::temp_dir().join(format!("bench-nfs-report-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let side = |name: &str, samples: &str| {
+            std::fs::write(
+                dir.join(name),
+                format!("{{\"count\": 2, \"total_samples_us\": [{samples}]}}"),
+            )
+            .unwrap();
+        };
+        side("unloaded-1.json", "100, 300");
+        side("unloaded-2.json", "200, 400");
+        side("loaded-1.json", "110, 290");
+        side("loaded-2.json", "210, 390");
+        std::fs::write(dir.join("loaded-1.err"), "").unwrap();
+        let c = connect_cost(&dir).unwrap();
+        assert_eq!(c.connects, 4);
+        assert_eq!((c.unloaded_median_us, c.loaded_median_us), (250.0, 250.0));
+        // A side with fewer connects than the other is an error.
+        side("loaded-3.json", "1");
+        let e = connect_cost(&dir).unwrap_err();
+        assert!(e.ends_with("not as many loaded as not loaded"), "{e}");
+        side("loaded-3.json", "not json");
+        assert!(connect_cost(&dir).unwrap_err().contains("loaded-3.json"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The numbers per workload and configuration, the targets of issue 12 and
+//! where each stands, the connect cost, as Markdown and CSV.
+
+use crate::capture::WireCounts;
+use crate::model::{ClientRecord, Run};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// One workload under one configuration.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The workload.
+    pub workload: String,
+    /// The configuration.
+    pub config: String,
+    /// The client's inline threshold (min of its send and receive).
+    pub threshold: u32,
+    /// Remote Invalidation as the client applied it.
+    pub client_ri: bool,
+    /// Operations.
+    pub n: u64,
+    /// RPCs (mountstats).
+    pub rpcs: u64,
+    /// RPCs marshalled (tracepoint).
+    pub marshalled: u64,
+    /// RPCs marshalled with no chunk.
+    pub no_chunk: u64,
+    /// Read chunk segments.
+    pub read_chunks: u64,
+    /// Write chunk segments.
+    pub write_chunks: u64,
+    /// Reply chunk segments.
+    pub reply_chunks: u64,
+    /// The client's LocalInv.
+    pub local_inv: u64,
+    /// The capture's counts.
+    pub wire: WireCounts,
+    /// TCG wall time of the operations, seconds.
+    pub seconds: f64,
+    /// NFS operations by name.
+    pub ops: std::collections::BTreeMap<String, u64>,
+}
+
+impl Row {
+    /// Build a row from a run's workload.
+    pub fn new(run: &Run, r: &ClientRecord, w: &WireCounts) -> Self {
+        Row {
+            workload: r.workload.clone(),
+            config: run.config.name.clone(),
+            threshold: run.threshold(),
+            client_ri: run.client.remote_invalidation,
+            n: r.n,
+            rpcs: r.rpcs,
+            marshalled: r.marshalled,
+            no_chunk: r.marshalled_no_chunk,
+            read_chunks: r.read_chunks,
+            write_chunks: r.write_chunks,
+            reply_chunks: r.reply_chunks,
+            local_inv: r.local_inv_needed,
+            wire: *w,
+            seconds: r.seconds,
+            ops: r.ops.clone(),
+        }
+    }
+
+    /// Share of the marshalled RPCs without any chunk, percent.
+    pub fn no_chunk_pct(&self) -> f64 {
+        pct(self.no_chunk, self.marshalled)
+    }
+
+    /// Explicit RDMA operations (READ and WRITE) per 100 RPCs.
+    pub fn rdma_ops_per_100(&self) -> f64 {
+        pct(self.wire.rdma_ops(), self.rpcs)
+    }
+
+    /// Bytes on the wire per RPC.
+    pub fn bytes_per_rpc(&self) -> f64 {
+        ratio(self.wire.bytes, self.rpcs)
+    }
+
+    /// TCG wall time per RPC, milliseconds.
+    pub fn ms_per_rpc(&self) -> f64 {
+        if self.rpcs == 0 {
+            0.0
+        } else {
+            self.seconds * 1000.0 / self.rpcs as f64
+        }
+    }
+
+    /// Whether the workload's payload fits under the threshold with room
+    /// for the headers (1 KB). The payload of an I/O workload is its size;
+    /// READDIR's is the client's readdir buffer, 64 KB
+    /// (`NFS_INIT_DTSIZE`, fs/nfs/dir.c), whatever the directory holds,
+    /// so READDIR needs a Reply chunk at thresholds up to 64 KB; the other
+    /// metadata workloads have none. Judged from the workload's name;
+    /// whether the RPCs really went inline is what the row measures.
+    pub fn payload_fits(&self) -> bool {
+        let kb = match io_kb(&self.workload) {
+            Some(kb) => kb,
+            None if self.workload == "readdir" => READDIR_BUFFER_KB,
+            None => return true,
+        };
+        (kb + 1) * 1024 <= u64::from(self.threshold)
+    }
+}
+
+/// The client's readdir buffer, KB (`NFS_INIT_DTSIZE` in fs/nfs/dir.c).
+pub const READDIR_BUFFER_KB: u64 = 64;
+
+/// The size of an I/O workload (`read-8k`: 8), `None` for metadata.
+pub fn io_kb(workload: &str) -> Option<u64> {
+    let (op, size) = workload.split_once('-')?;
+    if op != "read" && op != "write" {
+        return None;
+    }
+    size.strip_suffix('k')?.parse().ok()
+}
+
+fn pct(a: u64, b: u64) -> f64 {
+    ratio(a * 100, b)
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// The column names of the table and the CSV, and what each holds.
+pub const COLUMNS: &[(&str, &str)] = &[
+    ("workload", "the workload (N operations)"),
+    ("config", "the configuration"),
+    ("thr", "the client's inline threshold, min(send, receive), from its tracepoint"),
+    ("RI", "Remote Invalidation as the client applied it"),
+    ("RPCs", "RPCs sent (mountstats)"),
+    ("no chunk", "share of RPCs marshalled without any chunk (rpcrdma:xprtrdma_marshal)"),
+    ("R/W/Reply seg", "segments of Read chunks / Write chunks / Reply chunks (mountstats counts each registered segment)"),
+    ("RDMA READ", "RDMA READ operations / KB they moved (capture, BTH 12 and RETH)"),
+    ("RDMA WRITE", "RDMA WRITE operations / KB they moved (capture, BTH 6, 10, 11 and RETH)"),
+    ("SEND", "RC SEND packets without invalidation (BTH 0-5)"),
+    ("SEND+Inv", "RC SEND_WITH_INVALIDATE packets (BTH 22, 23)"),
+    ("LocalInv", "the client's local_inv_needed (mountstats)"),
+    ("wire B/RPC", "RoCEv2 bytes on the wire (both directions) per RPC"),
+    ("RDMA ops/100 RPCs", "explicit RDMA READ+WRITE operations per 100 RPCs"),
+    ("TCG ms/RPC", "wall time per RPC under TCG (emulation, not hardware)"),
+];
+
+fn kb(bytes: u64) -> String {
+    format!("{:.0}", bytes as f64 / 1024.0)
+}
+
+fn size(bytes: u32) -> String {
+    if bytes % 1024 == 0 {
+        format!("{}K", bytes / 1024)
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// The cells of a row, in [`COLUMNS`] order.
+fn cells(r: &Row) -> Vec<String> {
+    vec![
+        r.workload.clone(),
+        r.config.clone(),
+        size(r.threshold),
+        if r.client_ri { "on" } else { "off" }.into(),
+        r.rpcs.to_string(),
+        format!("{:.1} %", r.no_chunk_pct()),
+        format!("{}/{}/{}", r.read_chunks, r.write_chunks, r.reply_chunks),
+        format!("{}/{}", r.wire.rdma_read_ops, kb(r.wire.rdma_read_bytes)),
+        format!("{}/{}", r.wire.rdma_write_ops, kb(r.wire.rdma_write_bytes)),
+        r.wire.send_packets.to_string(),
+        r.wire.send_with_invalidate_packets.to_string(),
+        r.local_inv.to_string(),
+        format!("{:.0}", r.bytes_per_rpc()),
+        format!("{:.0}", r.rdma_ops_per_100()),
+        format!("{:.0}", r.ms_per_rpc()),
+    ]
+}
+
+/// The rows in table order: by workload (in the order first run), then by
+/// configuration (in the order given).
+pub fn rows(runs: &[Run]) -> Vec<Row> {
+    let mut order: Vec<String> = Vec::new();
+    for run in runs {
+        for (r, _) in &run.workloads {
+            if !order.contains(&r.workload) {
+                order.push(r.workload.clone());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for w in &order {
+        for run in runs {
+            for (r, wire) in run.workloads.iter().filter(|(r, _)| &r.workload == w) {
+                out.push(Row::new(run, r, wire));
+            }
+        }
+    }
+    out
+}
+
+/// The Markdown table of `rows`.
+pub fn markdown_table(rows: &[Row]) -> String {
+    let mut t = String::new();
+    let names: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).collect();
+    let _ = writeln!(t, "| {} |", names.join(" | "));
+    let _ = writeln!(
+        t,
+        "|{}",
+        COLUMNS
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if i < 2 { " --- |" } else { " ---: |" })
+            .collect::<String>()
+    );
+    for r in rows {
+        let _ = writeln!(t, "| {} |", cells(r).join(" | "));
+    }
+    t
+}
+
+/// The CSV of `rows`: raw numbers, one column each.
+pub fn csv(rows: &[Row]) -> String {
+    let mut t = String::from(
+        "workload,config,threshold,client_ri,n,rpcs,marshalled,no_chunk,read_chunks,write_chunks,\
+         reply_chunks,rdma_read_ops,rdma_read_bytes,rdma_write_ops,rdma_write_bytes,send_packets,\
+         send_with_invalidate_packets,local_inv_needed,wire_packets,wire_bytes,tcg_seconds\n",
+    );
+    for r in rows {
+        let w = &r.wire;
+        let _ = writeln!(
+            t,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3}",
+            r.workload,
+            r.config,
+            r.threshold,
+            u8::from(r.client_ri),
+            r.n,
+            r.rpcs,
+            r.marshalled,
+            r.no_chunk,
+            r.read_chunks,
+            r.write_chunks,
+            r.reply_chunks,
+            w.rdma_read_ops,
+            w.rdma_read_bytes,
+            w.rdma_write_ops,
+            w.rdma_write_bytes,
+            w.send_packets,
+            w.send_with_invalidate_packets,
+            r.local_inv,
+            w.packets,
+            w.bytes,
+            r.seconds
+        );
+    }
+    t
+}
+
+/// Where one target stands.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Target {
+    /// The target, as the issue states it.
+    pub target: String,
+    /// `met`, `missed` or `not measured`.
+    pub status: &'static str,
+    /// The evidence, one line.
+    pub detail: String,
+}
+
+fn judged(target: &str, bad: &[String], what: usize, none: &str) -> Target {
+    let (status, detail) = if what == 0 {
+        ("not measured", none.to_string())
+    } else if bad.is_empty() {
+        ("met", format!("all {what} hold"))
+    } else {
+        (
+            "missed",
+            format!("{} of {what}: {}", bad.len(), bad.join("; ")),
+        )
+    };
+    Target {
+        target: target.into(),
+        status,
+        detail,
+    }
+}
+
+/// The RPC-level targets, judged on `rows`.
+pub fn targets(rows: &[Row]) -> Vec<Target> {
+    let mut out = Vec::new();
+    // 1. No chunk for RPCs that fit: every workload whose payload fits
+    // at 64 KB, and the I/O workloads whose payload fits at any threshold.
+    let fit: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.payload_fits() && (r.threshold >= 65536 || io_kb(&r.workload).is_some()))
+        .collect();
+    let bad: Vec<String> = fit
+        .iter()
+        .filter(|r| r.no_chunk != r.marshalled)
+        .map(|r| format!("{} {} {:.1} %", r.workload, r.config, r.no_chunk_pct()))
+        .collect();
+    out.push(judged(
+        "100 % of RPCs with no chunk where call and reply fit (every workload at 64 KB but READDIR, whose 64 KB reply buffer does not fit; I/O of less than the threshold minus 1 KB at any)",
+        &bad,
+        fit.len(),
+        "no run at 64 KB and no I/O that fits",
+    ));
+    // 2. No explicit RDMA at 64 KB.
+    let at64: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.threshold >= 65536 && r.payload_fits())
+        .collect();
+    let bad: Vec<String> = at64
+        .iter()
+        .filter(|r| r.wire.rdma_ops() != 0)
+        .map(|r| format!("{} {} {} ops", r.workload, r.config, r.wire.rdma_ops()))
+        .collect();
+    out.push(judged(
+        "0 explicit RDMA operations per RPC at 64 KB for every workload whose RPCs fit",
+        &bad,
+        at64.len(),
+        "no run at 64 KB",
+    ));
+    // 3. No LocalInv for chunked READs with Remote Invalidation.
+    let reads: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.client_ri && r.workload.starts_with("read-") && r.write_chunks > 0)
+        .collect();
+    let bad: Vec<String> = reads
+        .iter()
+        .filter(|r| r.local_inv != 0)
+        .map(|r| {
+            format!(
+                "{} {} {:.2} per chunked READ",
+                r.workload,
+                r.config,
+                ratio(r.local_inv, r.write_chunks)
+            )
+        })
+        .collect();
+    out.push(judged(
+        "0 client LocalInv per chunked READ with Remote Invalidation negotiated",
+        &bad,
+        reads.len(),
+        "no chunked READ with Remote Invalidation negotiated",
+    ));
+    out
+}
+
+/// One side's connect timing, as `rpcrdma-cm probe --count --json` prints it.
+#[derive(Deserialize, Debug, Clone)]
+pub struct ProbeTiming {
+    /// Every connect's connect + disconnect time, microseconds.
+    pub total_samples_us: Vec<f64>,
+}
+
+/// The connect cost: module loaded against not loaded.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct ConnectCost {
+    /// Connects timed per side.
+    pub connects: usize,
+    /// Median connect + disconnect, rpcrdma_cm not loaded, microseconds.
+    pub unloaded_median_us: f64,
+    /// The same, loaded.
+    pub loaded_median_us: f64,
+    /// Means, not loaded and loaded.
+    pub unloaded_mean_us: f64,
+    /// See `unloaded_mean_us`.
+    pub loaded_mean_us: f64,
+    /// loaded / not loaded, medians.
+    pub ratio_median: f64,
+    /// loaded / not loaded, means.
+    pub ratio_mean: f64,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+impl ConnectCost {
+    /// From the pooled samples of both sides; `None` if a side has none.
+    pub fn new(mut unloaded: Vec<f64>, mut loaded: Vec<f64>) -> Option<Self> {
+        if unloaded.is_empty() || loaded.is_empty() || unloaded.len() != loaded.len() {
+            return None;
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (um, lm) = (mean(&unloaded), mean(&loaded));
+        let (ud, ld) = (median(&mut unloaded), median(&mut loaded));
+        Some(ConnectCost {
+            connects: unloaded.len(),
+            unloaded_median_us: ud,
+            loaded_median_us: ld,
+            unloaded_mean_us: um,
+            loaded_mean_us: lm,
+            ratio_median: ld / ud,
+            ratio_mean: lm / um,
+        })
+    }
+
+    /// The target and where it stands (on the medians).
+    pub fn target(&self) -> Target {
+        Target {
+            target: "module connect-cost ratio (loaded / not loaded) at most 1.01".into(),
+            status: if self.ratio_median <= 1.01 {
+                "met"
+            } else {
+                "missed"
+            },
+            detail: format!(
+                "median {:.3} ({:.0} / {:.0} us), mean {:.3} ({:.0} / {:.0} us), {} connects each",
+                self.ratio_median,
+                self.loaded_median_us,
+                self.unloaded_median_us,
+                self.ratio_mean,
+                self.loaded_mean_us,
+                self.unloaded_mean_us,
+                self.connects
+            ),
+        }
+    }
+}
+
+/// The whole Markdown report.
+pub fn markdown(
+    runs: &[Run],
+    rows: &[Row],
+    targets: &[Target],
+    cost: Option<&ConnectCost>,
+) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "Configurations (what each transport applied, from its tracepoint):\n"
+    );
+    let _ = writeln!(
+        t,
+        "| config | what | client send/recv, RI | server send/recv, RI |"
+    );
+    let _ = writeln!(t, "| --- | --- | --- | --- |");
+    for run in runs {
+        let side = |n: &crate::model::Negotiated| {
+            format!(
+                "{}/{}, {}",
+                match n.send_threshold {
+                    0 => "unlimited".to_string(),
+                    t => size(t),
+                },
+                size(n.recv_threshold),
+                if n.remote_invalidation { "on" } else { "off" }
+            )
+        };
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} | {} |",
+            run.config.name,
+            run.config.description,
+            side(&run.client),
+            side(&run.server)
+        );
+    }
+    let n = runs.first().map_or(0, |r| r.config.n);
+    let _ = writeln!(
+        t,
+        "\nPer workload (N = {n} operations each) and configuration:\n"
+    );
+    t.push_str(&markdown_table(rows));
+    let _ = writeln!(t, "\nColumns:\n");
+    for (name, what) in COLUMNS {
+        let _ = writeln!(t, "- {name}: {what}");
+    }
+    if let Some(c) = cost {
+        let _ = writeln!(
+            t,
+            "\nConnect cost ({} connects + disconnects per side from a userspace requester, \
+             one guest, alternating rounds; microseconds under TCG):\n",
+            c.connects
+        );
+        let _ = writeln!(t, "| rpcrdma_cm | median | mean |");
+        let _ = writeln!(t, "| --- | ---: | ---: |");
+        let _ = writeln!(
+            t,
+            "| not loaded | {:.0} | {:.0} |",
+            c.unloaded_median_us, c.unloaded_mean_us
+        );
+        let _ = writeln!(
+            t,
+            "| loaded | {:.0} | {:.0} |",
+            c.loaded_median_us, c.loaded_mean_us
+        );
+        let _ = writeln!(t, "| ratio | {:.3} | {:.3} |", c.ratio_median, c.ratio_mean);
+    }
+    let _ = writeln!(t, "\nTargets:\n");
+    for g in targets {
+        let _ = writeln!(t, "- [{}] {}: {}", g.status, g.target, g.detail);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Config, Negotiated};
+
+    fn run(name: &str, thr: u32, ri: bool, recs: Vec<(ClientRecord, WireCounts)>) -> Run {
+        let neg = Negotiated {
+            send_threshold: thr,
+            recv_threshold: thr,
+            remote_invalidation: ri,
+        };
+        Run {
+            config: Config {
+                name: name.into(),
+                description: format!("{name} config"),
+                server_params: String::new(),
+                client_params: String::new(),
+                n: 10,
+            },
+            client: neg,
+            server: neg,
+            workloads: recs,
+        }
+    }
+
+    fn rec(w: &str, rpcs: u64, no_chunk: u64, reply: u64, write: u64, inv: u64) -> ClientRecord {
+        ClientRecord {
+            workload: w.into(),
+            n: 10,
+            seconds: 1.0,
+            rpcs,
+            read_chunks: 0,
+            write_chunks: write,
+            reply_chunks: reply,
+            local_inv_needed: inv,
+            marshalled: rpcs,
+            marshalled_no_chunk: no_chunk,
+            trace_lost: 0,
+            ops: Default::default(),
+        }
+    }
+
+    fn wire(writes: u64, bytes: u64) -> WireCounts {
+        WireCounts {
+            packets: 10,
+            bytes,
+            send_packets: 20,
+            rdma_write_ops: writes,
+            rdma_write_bytes: writes * 8192,
+            ..Default::default()
+        }
+    }
+
+    fn sample() -> Vec<Run> {
+        vec![
+            run(
+                "stock-4k",
+                4096,
+                false,
+                vec![
+                    (rec("create", 20, 10, 10, 0, 0), wire(10, 4000)),
+                    (rec("read-8k", 10, 0, 0, 10, 10), wire(10, 100000)),
+                ],
+            ),
+            run(
+                "cm-64k",
+                65536,
+                true,
+                vec![
+                    (rec("create", 20, 20, 0, 0, 0), wire(0, 2000)),
+                    (rec("read-8k", 10, 10, 0, 0, 0), wire(0, 90000)),
+                ],
+            ),
+        ]
+    }
+
+    #[test]
+    fn rows_by_workload_then_config() {
+        let r = rows(&sample());
+        let order: Vec<(&str, &str)> = r
+            .iter()
+            .map(|r| (r.workload.as_str(), r.config.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("create", "stock-4k"),
+                ("create", "cm-64k"),
+                ("read-8k", "stock-4k"),
+                ("read-8k", "cm-64k")
+            ]
+        );
+        assert_eq!(r[0].no_chunk_pct(), 50.0);
+        assert_eq!(r[0].rdma_ops_per_100(), 50.0);
+        assert_eq!(r[0].bytes_per_rpc(), 200.0);
+        assert_eq!(r[0].ms_per_rpc(), 50.0);
+    }
+
+    #[test]
+    fn table_and_csv_golden() {
+        let r = rows(&sample());
+        let t = markdown_table(&r[..1]);
+        assert_eq!(
+            t,
+            "| workload | config | thr | RI | RPCs | no chunk | R/W/Reply seg | RDMA READ | RDMA WRITE | SEND | SEND+Inv | LocalInv | wire B/RPC | RDMA ops/100 RPCs | TCG ms/RPC |\n\
+             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n\
+             | create | stock-4k | 4K | off | 20 | 50.0 % | 0/0/10 | 0/0 | 10/80 | 20 | 0 | 0 | 200 | 50 | 50 |\n"
+        );
+        let c = csv(&r[1..2]);
+        assert_eq!(
+            c.lines().nth(1).unwrap(),
+            "create,cm-64k,65536,1,10,20,20,20,0,0,0,0,0,0,0,20,0,0,10,2000,1.000"
+        );
+        assert_eq!(c.lines().count(), 2);
+    }
+
+    #[test]
+    fn targets_met_and_missed() {
+        let r = rows(&sample());
+        let t = targets(&r);
+        assert_eq!(t.len(), 3);
+        assert_eq!((t[0].status, t[1].status), ("met", "met"));
+        // No chunked READ with RI in the sample.
+        assert_eq!(t[2].status, "not measured");
+        // A chunk and an RDMA WRITE at 64 KB, LocalInv with RI.
+        let mut runs = sample();
+        runs[1].workloads[1] = (rec("read-8k", 10, 9, 0, 1, 1), wire(1, 90000));
+        let t = targets(&rows(&runs));
+        assert_eq!(t[0].status, "missed");
+        assert_eq!(t[0].detail, "1 of 2: read-8k cm-64k 90.0 %");
+        assert_eq!(t[1].detail, "1 of 2: read-8k cm-64k 1 ops");
+        assert_eq!(t[2].detail, "1 of 1: read-8k cm-64k 1.00 per chunked READ");
+    }
+
+    #[test]
+    fn payload_fit_and_io_sizes() {
+        assert_eq!(io_kb("read-60k"), Some(60));
+        assert_eq!(io_kb("write-1k"), Some(1));
+        assert_eq!(io_kb("create"), None);
+        assert_eq!(io_kb("rename-2k"), None);
+        let mut r = rows(&sample()).remove(2); // read-8k at 4K
+        assert!(!r.payload_fits());
+        r.threshold = 9216;
+        assert!(r.payload_fits());
+        r.threshold = 9215;
+        assert!(!r.payload_fits());
+        r.workload = "readdir".into();
+        assert!(!r.payload_fits());
+        r.threshold = 66560;
+        assert!(r.payload_fits());
+        r.workload = "create".into();
+        r.threshold = 1024;
+        assert!(r.payload_fits());
+    }
+
+    #[test]
+    fn connect_cost_ratio() {
+        let c = ConnectCost::new(vec![100.0, 200.0, 300.0], vec![101.0, 202.0, 303.0]).unwrap();
+        assert_eq!(c.connects, 3);
+        assert_eq!(c.unloaded_median_us, 200.0);
+        assert!((c.ratio_median - 1.01).abs() < 1e-12);
+        assert_eq!(c.target().status, "met");
+        let c = ConnectCost::new(vec![100.0, 100.0], vec![110.0, 120.0]).unwrap();
+        assert_eq!(c.target().status, "missed");
+        assert!((c.ratio_median - 1.15).abs() < 1e-12);
+        assert_eq!(ConnectCost::new(vec![], vec![]), None);
+        assert_eq!(ConnectCost::new(vec![1.0], vec![1.0, 2.0]), None);
+    }
+}

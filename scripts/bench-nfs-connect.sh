@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The connect-cost part of 'make bench-nfs', in one guest. Usage:
+#   bench-nfs-connect.sh SHARED_DIR CONNECTS
+#
+# nfsd listens over soft-RoCE; a userspace requester ('rpcrdma-cm probe
+# --count', $RPCRDMA_CM_TOOL) connects to it and disconnects CONNECTS times
+# with rpcrdma_cm not loaded and CONNECTS times with it loaded (defaults),
+# in four alternating rounds each so that a drift of the machine's speed
+# falls on both sides alike. Each round's JSON goes to
+# SHARED_DIR/{unloaded,loaded}-ROUND.json.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+. "$DIR/../selftests/rpcrdma_cm/lib.sh"
+W=${1:?shared directory}
+CONNECTS=${2:?connects per side}
+ROUNDS=4
+error() { echo "$*" >"$W/error"; exit 1; }
+
+nic=$(guest_nic) || error "no NIC"
+setup_rxe "$nic" >&2 || error "rxe did not come up"
+ip=$(guest_ip "$nic")
+modprobe rpcrdma || error "modprobe rpcrdma failed"
+start_nfsd || error "nfsd failed"
+per_round=$((CONNECTS / ROUNDS))
+[ "$per_round" -ge 2 ] || per_round=2
+# Warm up (caches, first-connect address resolution); not measured.
+"$RPCRDMA_CM_TOOL" probe --count 20 "$ip" >/dev/null || error "warm-up probe against $ip failed"
+for r in $(seq 1 $ROUNDS); do
+	for side in unloaded loaded; do
+		echo "round $r/$ROUNDS, module $side" >"$W/progress"
+		[ $side = loaded ] && { insmod "$RPCRDMA_CM_KO" || error "insmod failed"; }
+		"$RPCRDMA_CM_TOOL" probe --json --count "$per_round" "$ip" >"$W/$side-$r.json" 2>"$W/$side-$r.err" ||
+			error "probe --count $per_round ($side, round $r): $(cat "$W/$side-$r.err")"
+		[ $side = loaded ] && { rmmod rpcrdma_cm || error "rmmod failed"; }
+	done
+done
+stop_nfsd
+dmesg >"$W/dmesg"
+touch "$W/done"

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The smoke cut of 'make bench-nfs' that 'make check' runs, so the bench
+# cannot rot: one workload (N creates, NFSv4.2 OPEN+CLOSE each) under two
+# configurations (stock and rpcrdma_cm at 64 KB), two guest pairs, about
+# 2 minutes under TCG. Prints KTAP; exit 0 only if all pass.
+#
+#   scripts/bench-nfs-smoke.sh [--checks-only DIR]
+#
+# --checks-only DIR judges an existing output directory of bench-nfs.sh
+# instead of running it (to see the checks fail on broken input).
+# BENCH_SMOKE_N: creates (default 20). Output: build/check/bench-smoke.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+# shellcheck source=/dev/null
+. "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
+N=${BENCH_SMOKE_N:-20}
+out=$RPCRDMA_CM_TOP/build/check/bench-smoke
+run=1
+if [ "${1:-}" = --checks-only ]; then
+	out=${2:?--checks-only DIR}
+	run=0
+fi
+J=$out/results.json
+
+ktap_print_header
+ktap_set_plan 7
+
+if [ $run = 1 ]; then
+	"$RPCRDMA_CM_TOP/scripts/bench-nfs.sh" --n "$N" --configs stock-4k,cm-64k --workloads create \
+		--connects 0 --out "$out" 2>&1 | sed 's/^/# /'
+	rc=${PIPESTATUS[0]}
+else
+	rc=$(cat "$out/exit-status" 2>/dev/null || echo 0)
+fi
+ktap_test_result "bench-nfs: both configurations ran and the report was written (exit $rc)" test "$rc" = 0
+
+# row CONFIG JQ_EXPR: the value of JQ_EXPR on the create row of CONFIG in
+# results.json; fails, saying why, when the file or the row is missing.
+row() {
+	local v
+	v=$(jq -e --arg c "$1" ".rows[] | select(.workload == \"create\" and .config == \$c) | $2" "$J" 2>&1) || {
+		ktap_print_msg "results.json: no create row of $1 or no $2 ($v)" >&2
+		return 1
+	}
+	echo "$v"
+}
+# number X: X is a non-negative integer.
+number() { case ${1:-} in '' | *[!0-9]*) return 1 ;; esac; }
+
+# Stock at 4 KB: the client's largest possible OPEN reply exceeds 4 KB, so
+# every OPEN of the N creates takes a Reply chunk (mountstats, tracepoint)
+# and the server writes it with RDMA WRITE (capture).
+stock_reply_chunks() {
+	local opens reply marsh none writes
+	opens=$(row stock-4k '.ops.OPEN') && reply=$(row stock-4k .reply_chunks) &&
+		marsh=$(row stock-4k .marshalled) && none=$(row stock-4k .no_chunk) || return 1
+	ktap_print_msg "stock-4k create: OPEN $opens, Reply chunk segments $reply, RPCs marshalled $marsh, without chunk $none"
+	number "$opens" && number "$reply" && number "$marsh" && number "$none" &&
+		[ "$opens" -eq "$N" ] && [ "$reply" -ge "$opens" ] && [ $((marsh - none)) -ge "$opens" ]
+}
+ktap_test_result "stock 4 KB: every OPEN of $N creates takes a Reply chunk" stock_reply_chunks
+stock_rdma_writes() {
+	local writes sends
+	writes=$(row stock-4k .wire.rdma_write_ops) && sends=$(row stock-4k .wire.send_packets) || return 1
+	ktap_print_msg "stock-4k create on the wire: RDMA WRITE $writes, RC SEND packets $sends"
+	number "$writes" && [ "$writes" -ge "$N" ]
+}
+ktap_test_result "stock 4 KB: the capture shows an RDMA WRITE per Reply chunk" stock_rdma_writes
+
+# rpcrdma_cm at 64 KB: the same creates travel inline: RPCs were
+# marshalled (at least an OPEN and a CLOSE per create), none with a chunk.
+cm_no_chunk() {
+	local opens reply marsh none
+	opens=$(row cm-64k '.ops.OPEN') && reply=$(row cm-64k .reply_chunks) &&
+		marsh=$(row cm-64k .marshalled) && none=$(row cm-64k .no_chunk) || return 1
+	ktap_print_msg "cm-64k create: OPEN $opens, Reply chunk segments $reply, RPCs marshalled $marsh, without chunk $none"
+	number "$opens" && number "$reply" && number "$marsh" && number "$none" &&
+		[ "$opens" -eq "$N" ] && [ "$marsh" -ge $((2 * N)) ] && [ "$none" -eq "$marsh" ] && [ "$reply" -eq 0 ]
+}
+ktap_test_result "rpcrdma_cm 64 KB: no RPC of $N creates has a chunk" cm_no_chunk
+cm_no_rdma() {
+	local reads writes sends thr
+	reads=$(row cm-64k .wire.rdma_read_ops) && writes=$(row cm-64k .wire.rdma_write_ops) &&
+		sends=$(row cm-64k .wire.send_packets) && thr=$(row cm-64k .threshold) || return 1
+	ktap_print_msg "cm-64k create on the wire: RDMA READ $reads, RDMA WRITE $writes, RC SEND packets $sends; client threshold $thr"
+	# The capture held the workload (a call and a reply per RPC), the
+	# client applied 64 KB (its tracepoint), and no RDMA READ or WRITE.
+	number "$reads" && number "$writes" && number "$sends" &&
+		[ "$sends" -ge $((4 * N)) ] && [ "$thr" = 65536 ] && [ "$reads" -eq 0 ] && [ "$writes" -eq 0 ]
+}
+ktap_test_result "rpcrdma_cm 64 KB: the capture shows RC SENDs and no RDMA READ or WRITE" cm_no_rdma
+
+outputs() {
+	local f ok=0
+	for f in table.md results.csv results.json plot.svg; do
+		[ -s "$out/$f" ] || { ktap_print_msg "$out/$f missing or empty"; ok=1; }
+	done
+	[ $ok = 0 ] || return 1
+	grep -q '^| create | stock-4k |' "$out/table.md" && grep -q '^| create | cm-64k |' "$out/table.md" ||
+		{ ktap_print_msg "table.md lacks a create row of each configuration"; return 1; }
+	[ "$(grep -c '^create,' "$out/results.csv")" = 2 ] ||
+		{ ktap_print_msg "results.csv: $(grep -c '^create,' "$out/results.csv") create rows, want 2"; return 1; }
+}
+ktap_test_result "table.md, results.csv, results.json and plot.svg written, a row per configuration" outputs
+plot_ok() {
+	head -c 4 "$out/plot.svg" | grep -q '<svg' && tail -1 "$out/plot.svg" | grep -qx '</svg>' &&
+		grep -q '>create<' "$out/plot.svg" && [ "$(grep -c '<circle ' "$out/plot.svg")" -ge 1 ] &&
+		[ "$(grep -c 'l8,8 m0,-8 l-8,8' "$out/plot.svg")" -ge 2 ]
+}
+ktap_test_result "plot.svg: a complete SVG with the create series and the stock point" plot_ok
+ktap_finished
