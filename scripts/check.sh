@@ -17,6 +17,9 @@
 #               failure unless RPCRDMA_CM_ALLOW_SKIP=prog1,prog2 allows it)
 #   two-guest   scripts/two-guest.sh (each KTAP test counts; fewer than its
 #               plan or a non-zero exit without a failing test is a failure)
+#   stock       the stock kernel for the interop matrix (one test)
+#   interop     scripts/interop.sh --cut, the matrix rows of make check
+#               (counted like two-guest; the table is build/check/interop-table.txt)
 #
 # The tally's rules are in scripts/tally.sh.
 #
@@ -56,6 +59,11 @@ step_kernel "$logs/kernel.log"
 kernel_rc=$?
 count "kernel build (build/check/kernel.log)" $kernel_rc
 
+note "stock kernel"
+step_stock_kernel "$logs/stock-kernel.log"
+stock_rc=$?
+count "stock kernel build (build/check/stock-kernel.log)" $stock_rc
+
 note "module"
 make -s module >"$logs/module.log" 2>&1
 module_rc=$?
@@ -91,6 +99,15 @@ if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
 	run_step "two-guest" "$logs/two-guest.log" progress_ktap scripts/two-guest.sh
 	tg_rc=$?
 	tally_ktap two-guest "$logs/two-guest.log" "$tg_rc"
+
+	if [ $stock_rc -eq 0 ]; then
+		note "interop matrix, the make-check cut ($(scripts/interop.sh --cut --list | wc -l) rows of two guests, about 1 minute each under TCG; table: build/check/interop-table.txt)"
+		run_step "interop" "$logs/interop.log" progress_ktap \
+			env INTEROP_TABLE="$logs/interop-table.txt" scripts/interop.sh --cut
+		tally_ktap interop "$logs/interop.log" $?
+	else
+		count "interop matrix (no stock kernel)" 1
+	fi
 else
 	note "no kernel or module: guest tests not run"
 	count "guest tests (no kernel or module)" 1

@@ -17,6 +17,8 @@ trap 'rm -f "$log"' EXIT
 	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
 	"RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-}" \
+	"RPCRDMA_CM_STORM=${RPCRDMA_CM_STORM:-}" \
+	"RPCRDMA_CM_HOSTILE_STORM=${RPCRDMA_CM_HOSTILE_STORM:-}" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The runner prints one 'ok'/'not ok' line per test program.
