@@ -7,9 +7,13 @@
 # IPv4 or IPv6, with NFSv3, 4.0, 4.1 or 4.2.
 #
 #   scripts/interop.sh [--cut | --full] [--rows NAME,NAME...] [--list]
+#                      [--recheck DIR]
 #
 # --cut (the default) runs the rows 'make check' runs, --full every row
 # ('make interop'); --rows only the rows named; --list prints the rows.
+# --recheck DIR boots nothing: it judges the rows' files kept in DIR/NAME
+# by an earlier run (INTEROP_KEEP=DIR), e.g. after corrupting one of them
+# to see a check fail.
 # For each row the client mounts the server over RDMA and writes and reads
 # back byte-exact (O_DIRECT, checked on the server's export too) files
 # below, at and above every threshold; the server captures the connection
@@ -70,14 +74,15 @@ module-x-module-v3|module:-|module:-|rxe|4|3|full
 module-x-module-v40|module:-|module:-|rxe|4|4.0|full
 module-x-module-v41|module:-|module:-|rxe|4|4.1|full"
 
-which=cut only= list=0
+which=cut only= list=0 recheck=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cut) which=cut; shift ;;
 	--full) which=full; shift ;;
 	--rows) only=$2; shift 2 ;;
 	--list) list=1; shift ;;
-	*) rpcrdma_cm_die "unknown argument $1 (--cut, --full, --rows NAME,..., --list)" ;;
+	--recheck) recheck=$2; shift 2 ;;
+	*) rpcrdma_cm_die "unknown argument $1 (--cut, --full, --rows NAME,..., --list, --recheck DIR)" ;;
 	esac
 done
 selected=()
@@ -220,6 +225,15 @@ mpa_consumer_data() {
 	echo "${hex:--}"
 }
 
+# octets HEX: HEX, its trailing zeros counted instead of shown.
+octets() {
+	local hex=$1 body
+	body=$(echo "$hex" | sed 's/\(00\)*$//')
+	[ ${#body} -eq ${#hex} ] && { echo "$hex"; return; }
+	[ $((${#body} % 2)) = 1 ] && body=${body}0
+	echo "$body+$(((${#hex} - ${#body}) / 2))x00"
+}
+
 # rfc_expect OWN PEER: "SEND RECV RI" RFC 8797 gives the side that sent OWN
 # (hex, "-" none) and received PEER, from rpcrdma-cm negotiate (the
 # protocol core built for the host): a conforming OWN gives its limits,
@@ -338,11 +352,15 @@ row_checks() {
 			fi
 		done
 		if [ $ok != 0 ]; then
-			ktap_print_msg "$name: disagreement ($why): REQ $req REP $rep; RFC 8797 gives client $exp_c, server $exp_s; client says $got_c, server says $got_s"
+			ktap_print_msg "$name: disagreement ($why): REQ $(octets "$req") REP $(octets "$rep"); RFC 8797 gives client $exp_c, server $exp_s; client says $got_c, server says $got_s"
 		fi
 		return $ok
 	}
-	if ktap_test_result "$name: both ends negotiate what RFC 8797 gives for the REQ/REP on the wire" negotiation; then
+	# (ktap_test_result's own status is always 0: keep the check's.)
+	local neg_rc=0 logs_rc=0
+	negotiation || neg_rc=$?
+	ktap_test_result "$name: both ends negotiate what RFC 8797 gives for the REQ/REP on the wire" test $neg_rc = 0
+	if [ $neg_rc = 0 ]; then
 		if [ "$(cat "$d/server-kernel" 2>/dev/null)" = stock ]; then
 			verdict="ok (stock server: not traced)"
 		elif [ ! -s "$d/server-connections" ]; then
@@ -371,7 +389,9 @@ row_checks() {
 		done
 		return $ok
 	}
-	ktap_test_result "$name: both kernel logs clean, both guests ended cleanly" logs_clean || verdict="$verdict, log/guest FAIL"
+	logs_clean || logs_rc=$?
+	ktap_test_result "$name: both kernel logs clean, both guests ended cleanly" test $logs_rc = 0
+	[ $logs_rc = 0 ] || verdict="$verdict, log/guest FAIL"
 
 	short() { case "$1" in -) echo "none/0" ;; none) echo "?" ;; *) echo "${1:0:16}/$((${#1} / 2))" ;; esac; }
 	table+=("$(printf "$fmt" "$name" "$tr" "v$fam" "$nfs" "$(short "$req")" "$(short "$rep")" \
@@ -384,10 +404,15 @@ ktap_set_plan $((3 * ${#selected[@]}))
 start=$(date +%s)
 for row in "${selected[@]}"; do
 	IFS='|' read -r name server client tr fam nfs _ <<<"$row"
-	d=$TOPW/$name
-	rs=$(date +%s)
-	run_row "$d" "$server" "$client" "$tr" "$fam" "$nfs"
-	ktap_print_msg "$name: server $server, client $client, $tr IPv$fam NFS $nfs: $(($(date +%s) - rs)) s"
+	if [ -n "$recheck" ]; then
+		d=$recheck/$name
+		[ -d "$d" ] || ktap_print_msg "$name: nothing kept in $d"
+	else
+		d=$TOPW/$name
+		rs=$(date +%s)
+		run_row "$d" "$server" "$client" "$tr" "$fam" "$nfs"
+		ktap_print_msg "$name: server $server, client $client, $tr IPv$fam NFS $nfs: $(($(date +%s) - rs)) s"
+	fi
 	row_checks "$name" "$d" "$server" "$client" "$tr" "$fam" "$nfs"
 	if [ -n "${INTEROP_KEEP:-}" ]; then
 		mkdir -p "$INTEROP_KEEP" && cp -r "$d" "$INTEROP_KEEP/"
