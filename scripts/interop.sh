@@ -175,7 +175,7 @@ tshark_fields() {
 	err=$(mktemp)
 	if ! out=$(tshark -r "$pcap" -Y "$filter" -T fields -E separator='|' "${args[@]}" 2>"$err") ||
 		grep -qv 'Running as user "root"' "$err"; then
-		ktap_print_msg "tshark cannot read $pcap: $(grep -v 'Running as user "root"' "$err" | head -c 300)"
+		ktap_print_msg "tshark cannot read $pcap: $(grep -v 'Running as user "root"' "$err" | head -c 300)" >&2
 		rm -f "$err"
 		return 1
 	fi
@@ -208,7 +208,7 @@ wire_pdata() {
 			iwarp_mpa.privatedata) || return 1
 		rep=$(mpa_consumer_data "$(echo "$rows" | head -1)") || return 1
 	fi
-	[ -n "$req" ] && [ -n "$rep" ] || { ktap_print_msg "no REQ/REP private data in $d/server.pcap"; return 1; }
+	[ -n "$req" ] && [ -n "$rep" ] || { ktap_print_msg "no REQ/REP private data in $d/server.pcap" >&2; return 1; }
 	echo "$req $rep"
 }
 # mpa_consumer_data "REV|LEN|HEX": the consumer's private data in hex, "-"
@@ -219,9 +219,9 @@ mpa_consumer_data() {
 	hex=$(echo "$hex" | tr -d ':')
 	[ -n "$rev" ] || return 1
 	[ "$rev" = 2 ] && hex=${hex:8}
-	[ "$rev" = 1 ] || [ "$rev" = 2 ] || { ktap_print_msg "MPA revision $rev"; return 1; }
+	[ "$rev" = 1 ] || [ "$rev" = 2 ] || { ktap_print_msg "MPA revision $rev" >&2; return 1; }
 	[ $((${#hex} / 2)) -eq $((len - (rev == 2 ? 4 : 0))) ] ||
-		{ ktap_print_msg "MPA private data length $len, octets $((${#hex} / 2))"; return 1; }
+		{ ktap_print_msg "MPA private data length $len, octets $((${#hex} / 2))" >&2; return 1; }
 	echo "${hex:--}"
 }
 
