@@ -76,6 +76,8 @@ rmmod rpcrdma_cm 2>/dev/null
 # shellcheck disable=SC2086
 insmod "$RPCRDMA_CM_KO" $PARAMS || ktap_exit_fail_msg "insmod $PARAMS failed"
 trace_cm_private xprtrdma_cm_private || ktap_exit_fail_msg "no rpcrdma tracepoints"
+# Room for every connection's event of the largest set (about 700 octets each).
+echo $((STORM + 64)) >/sys/kernel/tracing/buffer_size_kb
 
 # The cases: hex of what the responder accepts with, "-" for nothing.
 code() { printf '%02x' "$1"; }
@@ -107,7 +109,6 @@ for n in (1, 8, 12, 56, 196):
     print(bytes(r.randrange(256) for _ in range(n)).hex())'
 } >$WORK/cases
 ncases=$(grep -c . $WORK/cases)
-
 
 # start_responder ADDR CASES LOG: cm_peer.py respond, up once it listens.
 start_responder() {
