@@ -78,9 +78,23 @@ def respond(addr, port, cases):
     listen_id.bind_addr(info)
     listen_id.listen()
     print("listening", flush=True)
+    # Connection requests that arrived while another connection was being
+    # set up or torn down wait here, not acknowledged yet.
+    pending = []
+
+    def next_event(want):
+        """The next event of the connection in hand: one of want, or
+        another type (not a new request: those are kept for later)."""
+        while True:
+            event = CMEvent(channel)
+            if event.event_type == ce.RDMA_CM_EVENT_CONNECT_REQUEST:
+                pending.append(event)
+                continue
+            return event
+
     n = 0
     while True:
-        event = CMEvent(channel)
+        event = pending.pop(0) if pending else CMEvent(channel)
         if event.event_type != ce.RDMA_CM_EVENT_CONNECT_REQUEST:
             # A late event of a connection already closed.
             event.ack_cm_event()
@@ -94,7 +108,7 @@ def respond(addr, port, cases):
         print(f"conn {n} req={hexof(request)} rep={hexof(pdata)}", flush=True)
         n += 1
         # ESTABLISHED (or the requester gave up), then disconnect.
-        event = CMEvent(channel)
+        event = next_event(ce.RDMA_CM_EVENT_ESTABLISHED)
         established = event.event_type == ce.RDMA_CM_EVENT_ESTABLISHED
         event.ack_cm_event()
         if established:
@@ -102,8 +116,7 @@ def respond(addr, port, cases):
                 cmid.disconnect()
             except PyverbsError:
                 pass  # the requester disconnected first
-            event = CMEvent(channel)
-            event.ack_cm_event()
+            next_event(ce.RDMA_CM_EVENT_DISCONNECTED).ack_cm_event()
         cmid.close()
 
 
