@@ -82,9 +82,9 @@ def respond(addr, port, cases):
     # set up or torn down wait here, not acknowledged yet.
     pending = []
 
-    def next_event(want):
-        """The next event of the connection in hand: one of want, or
-        another type (not a new request: those are kept for later)."""
+    def next_event():
+        """The next event of the connection in hand (a new connection
+        request is kept for later instead)."""
         while True:
             event = CMEvent(channel)
             if event.event_type == ce.RDMA_CM_EVENT_CONNECT_REQUEST:
@@ -108,7 +108,7 @@ def respond(addr, port, cases):
         print(f"conn {n} req={hexof(request)} rep={hexof(pdata)}", flush=True)
         n += 1
         # ESTABLISHED (or the requester gave up), then disconnect.
-        event = next_event(ce.RDMA_CM_EVENT_ESTABLISHED)
+        event = next_event()
         established = event.event_type == ce.RDMA_CM_EVENT_ESTABLISHED
         event.ack_cm_event()
         if established:
@@ -116,7 +116,7 @@ def respond(addr, port, cases):
                 cmid.disconnect()
             except PyverbsError:
                 pass  # the requester disconnected first
-            next_event(ce.RDMA_CM_EVENT_DISCONNECTED).ack_cm_event()
+            next_event().ack_cm_event()
         cmid.close()
 
 
