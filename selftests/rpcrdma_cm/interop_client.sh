@@ -39,7 +39,10 @@ interop_trace_on xprtrdma_cm_private xprtrdma_inline_thresh
 server=$(interop_host "$(interop_addr server)")
 # The server's RDMA listener may come up a moment after server-ready on a
 # slow guest: a few tries, each bounded.
-src="$server:/" opts="vers=$VERS,proto=rdma,port=$NFS_PORT"
+# mount.nfs takes IPv6 over RDMA as proto=rdma6 (nfs(5)).
+proto=rdma
+[ "$INTEROP_FAMILY" = 6 ] && proto=rdma6
+src="$server:/" opts="vers=$VERS,proto=$proto,port=$NFS_PORT"
 [ "$VERS" = 3 ] && src="$server:$NFS_EXPORT" opts="$opts,nolock"
 mkdir -p "$MNT"
 mounted=0
