@@ -7,9 +7,10 @@
 # nfs-ganesha/ntirpc), conforming messages, size codes at the edges of
 # 0..255 both ways, bad magic (byte-swapped too), versions 0, 2 and 255,
 # reserved flag bits, long and random octets. With rpcrdma_cm loaded
-# (64 KB both ways) each connect is one mount attempt (NFSv4.0, soft, one
-# short timeout: the listener answers no RPC) and for every connection the
-# listener logged:
+# (64 KB both ways) the client makes mount attempts (NFSv4.0, soft, one
+# short timeout: the listener answers no RPC and disconnects; the client
+# reconnects a few times within one attempt) until the listener has served
+# every case, and for every connection the listener logged:
 #   - the client's rpcrdma:xprtrdma_cm_private event shows the octets sent
 #     (as the CM delivered them: IB/RoCE pads to 196, iWARP is exact);
 #   - its thresholds and Remote Invalidation are what RFC 8797 gives,
@@ -21,9 +22,9 @@
 # and the module's requester counters rose by exactly the connections
 # logged, each under the cause rpcrdma-cm gives; no debugfs line is left;
 # the kernel log stays clean. Then the same over soft-iWARP (siw) with
-# exact-length short data, 0..8 octets. Then RPCRDMA_CM_HOSTILE_STORM
-# (default 100; 'make interop' runs 1000) more mount attempts against
-# random private data, reconciled the same way.
+# exact-length short data, 0..8 octets. Then a storm: at least
+# RPCRDMA_CM_HOSTILE_STORM (default 100; 'make interop' runs 1000)
+# connections with random private data, reconciled the same way.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -129,27 +130,29 @@ stop_responder() {
 	responder_pid=
 }
 
-# attempts ADDR N: N mount attempts, one connect each (the listener
-# answers no RPC; soft with one 0.1 s timeout fails the mount quickly).
-attempts() {
-	local i
+# attempt ADDR: one mount attempt (the listener answers no RPC and
+# disconnects; soft with one 0.1 s timeout fails the mount quickly; the
+# client may reconnect a few times first, each a connection of its own).
+attempt() {
 	mkdir -p "$MNT"
-	for i in $(seq 1 "$2"); do
-		timeout 60 mount -t nfs -o vers=4.0,proto=rdma,port=$PORT,soft,timeo=1,retrans=0,retry=0 \
-			"$1:/" "$MNT" >/dev/null 2>&1 && umount "$MNT"
-	done
+	timeout 60 mount -t nfs -o vers=4.0,proto=rdma,port=$PORT,soft,timeo=1,retrans=0,retry=0 \
+		"$1:/" "$MNT" >/dev/null 2>&1 && umount "$MNT"
 }
 
-# run_cases NAME ADDR CASES PAD: the attempts against CASES; leaves
-# $WORK/NAME.{log,trace,before,after}. PAD: the octets the CM delivers
-# (196 on IB/RoCE, 0 = exact on iWARP).
+# run_cases NAME ADDR CASES: mount attempts against a listener serving
+# CASES until it has served each once; leaves $WORK/NAME.{log,peer,trace,
+# before,after}.
 run_cases() {
 	local name=$1 n
 	n=$(grep -c . "$3")
 	counters >"$WORK/$name.before"
 	echo >/sys/kernel/tracing/trace
 	start_responder "$2" "$3" "$WORK/$name.log" || return 1
-	attempts "$2" "$n"
+	# Attempts until the listener has served every case once (bounded).
+	local deadline=$(($(date +%s) + 120 + 2 * n))
+	while [ "$(grep -c '^conn ' "$WORK/$name.log")" -lt "$n" ] && [ "$(date +%s)" -lt $deadline ]; do
+		attempt "$2"
+	done
 	# The last connection's events are in once the listener logged it
 	# and the client traced it.
 	local i
