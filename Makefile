@@ -67,7 +67,7 @@ stock-kernel:
 # responder and the storms with 1000 connects each way.
 interop: module tools stock-kernel
 	KDIR=$(KDIR) INTEROP_TABLE=$(CURDIR)/build/interop/interop-table.txt $(SCRIPTS)/interop.sh --full
-	RPCRDMA_CM_HOSTILE_STORM=1000 RPCRDMA_CM_STORM=1000 KDIR=$(KDIR) \
+	RPCRDMA_CM_HOSTILE_STORM=1000 RPCRDMA_CM_STORM=1000 RPCRDMA_CM_TEST_TIMEOUT=2400 KDIR=$(KDIR) \
 		$(SCRIPTS)/selftests.sh cm_hostile_responder.sh cm_storm.sh dmesg_clean.sh
 
 # The guest tests once more on the debug kernel; the module is rebuilt
