@@ -13,7 +13,7 @@ ko=${RPCRDMA_CM_KO:-$RPCRDMA_CM_TOP/rpcrdma_cm.ko}
 log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
-"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-1500}" -- \
+"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-2400}" -- \
 	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
 	"RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-}" \
