@@ -23,7 +23,7 @@
 # logged, each under the cause rpcrdma-cm gives; no debugfs line is left;
 # the kernel log stays clean. Then the same over soft-iWARP (siw) with
 # exact-length short data, 0..8 octets. Then a storm: at least
-# RPCRDMA_CM_HOSTILE_STORM (default 100; 'make interop' runs 1000)
+# RPCRDMA_CM_HOSTILE_STORM (default 50; 'make interop' runs 1000)
 # connections with random private data, reconciled the same way.
 
 DIR=$(dirname "$(readlink -f "$0")")
@@ -43,7 +43,7 @@ TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
 PORT=$((NFS_PORT + 2))
 SIW_NIC=rcmsiw1
 SIW_ADDR=192.0.2.78
-STORM=${RPCRDMA_CM_HOSTILE_STORM:-100}
+STORM=${RPCRDMA_CM_HOSTILE_STORM:-50}
 WORK=/tmp/cm_hostile
 PARAMS="requester_send_size=65536 requester_recv_size=65536"
 
