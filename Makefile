@@ -28,7 +28,7 @@ help:
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
 	@echo '  make stock-kernel the same kernel without patches (cached): the interop matrix peer'
 	@echo '  make interop      the full interop matrix (every pair, transport, family, NFS version),'
-	@echo '                   the hostile responder and the 1000-connect storms (about 45 min under TCG)'
+	@echo '                   the hostile responder and the 1000-connection storms (matrix 34 min measured)'
 	@echo '  make check        all of the above but make interop (it runs a cut of the matrix);'
 	@echo '                   ends with "N passed, N failed"'
 	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; ~40 min under TCG)'
