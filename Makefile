@@ -10,7 +10,8 @@ KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
 KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug run bench bench-table bisect-series bench-nfs fuzz tools install-tools
+	selftests two-guest check-debug run bench bench-table bisect-series bench-nfs fuzz tools install-tools \
+	stock-kernel interop
 
 all: module
 
@@ -25,7 +26,11 @@ help:
 	@echo '  make lint         rustfmt, clippy (host and CLIPPY=1 module build), checkpatch of patches/'
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA)'
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
-	@echo '  make check        all of the above; ends with "N passed, N failed"'
+	@echo '  make stock-kernel the same kernel without patches (cached): the interop matrix peer'
+	@echo '  make interop      the full interop matrix (every pair, transport, family, NFS version),'
+	@echo '                   the hostile responder and the 1000-connection storms (matrix 34 min measured)'
+	@echo '  make check        all of the above but make interop (it runs a cut of the matrix);'
+	@echo '                   ends with "N passed, N failed"'
 	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; ~40 min under TCG)'
 	@echo '  make run          demo (installs deps, builds kernel and module first): NFS over RDMA'
 	@echo '                   stock and with rpcrdma_cm at 64 KB, negotiation and chunks side by side'
@@ -59,6 +64,16 @@ selftests: module tools
 
 two-guest: module tools
 	KDIR=$(KDIR) $(SCRIPTS)/two-guest.sh
+
+stock-kernel:
+	$(SCRIPTS)/build-stock-kernel.sh
+
+# The whole interop matrix (its cut is not yet in make check), then the hostile
+# responder and the storms with 1000 connects each way.
+interop: module tools stock-kernel
+	KDIR=$(KDIR) INTEROP_TABLE=$(CURDIR)/build/interop/interop-table.txt $(SCRIPTS)/interop.sh --full
+	RPCRDMA_CM_HOSTILE_STORM=1000 RPCRDMA_CM_STORM=1000 RPCRDMA_CM_TEST_TIMEOUT=2400 KDIR=$(KDIR) \
+		$(SCRIPTS)/selftests.sh cm_hostile_responder.sh cm_storm.sh dmesg_clean.sh
 
 # The guest tests once more on the debug kernel; the module is rebuilt
 # against it (and is rebuilt against the default kernel by the next 'make').

@@ -21,10 +21,12 @@ fi
 log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
-"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-1500}" -- \
+"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-2400}" -- \
 	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
 	"RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-}" \
+	"RPCRDMA_CM_STORM=${RPCRDMA_CM_STORM:-}" \
+	"RPCRDMA_CM_HOSTILE_STORM=${RPCRDMA_CM_HOSTILE_STORM:-}" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The runner prints one 'ok'/'not ok' line per test program.

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A connection storm against nfsd: a userspace requester (cm_peer.py
+# storm) connects RPCRDMA_CM_STORM times (default 200; make interop: 1000) to nfsd's RDMA
+# listener over soft-RoCE, each time with random private data (conforming
+# messages with random sizes, flags and trailing octets, bad magic, other
+# versions, short prefixes, random octets, none), with rpcrdma_cm loaded.
+# Every connect must be accepted; for each, the server's
+# rpcrdma:svcrdma_cm_private event shows the octets sent (padded to the
+# REQ's 56) and thresholds and Remote Invalidation as RFC 8797 gives
+# them (rpcrdma-cm negotiate, the protocol core built for the host), none
+# above what the server advertised; the module's responder counters rise
+# by exactly the connects, each under the cause rpcrdma-cm gives; no
+# debugfs line is left; the kernel log stays clean.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+# shellcheck source=peer_lib.sh
+. "$DIR/peer_lib.sh"
+skip_unless_root
+ROLE=responder
+EVENT=svcrdma_cm_private
+
+D=/sys/kernel/debug
+STATS=$D/rpcrdma_cm/stats
+CONNS=$D/rpcrdma_cm/connections
+PEER="/usr/bin/python3 $DIR/cm_peer.py"
+TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
+STORM=${RPCRDMA_CM_STORM:-200}
+SEED=8797
+WORK=/tmp/cm_storm
+
+ktap_print_header
+require_pyverbs
+require_module_ko
+if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
+	ktap_skip_all "$TOOL or jq missing (cargo build --release -p rpcrdma-cm-tools)"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 8
+
+cleanup() {
+	stop_nfsd
+	rmmod rpcrdma_cm 2>/dev/null
+}
+trap cleanup EXIT
+
+kmsg_mark cm_storm
+mkdir -p $WORK
+mountpoint -q $D || mount -t debugfs nodev $D
+nic=$(guest_nic) || ktap_exit_fail_msg "no NIC with an address"
+setup_rxe "$nic" || ktap_exit_fail_msg "rxe did not come up"
+addr=$(guest_ip "$nic")
+modprobe rpcrdma || ktap_exit_fail_msg "no rpcrdma"
+rmmod rpcrdma_cm 2>/dev/null
+insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+trace_cm_private svcrdma_cm_private || ktap_exit_fail_msg "no rpcrdma tracepoints"
+# Room for every connect's event (about 700 octets each).
+echo $((STORM + 64)) >/sys/kernel/tracing/buffer_size_kb
+start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+
+# The private data the storm is to send, from the same generator and seed.
+/usr/bin/python3 -c "import random
+from importlib.machinery import SourceFileLoader
+peer = SourceFileLoader('cm_peer', '$DIR/cm_peer.py').load_module()
+r = random.Random($SEED)
+for _ in range($STORM):
+    p = peer.random_pdata(r)
+    print(p.hex() if p else '-')" >$WORK/cases
+
+counters >$WORK/storm.before
+echo >/sys/kernel/tracing/trace
+start=$(date +%s)
+$PEER storm "$addr" $NFS_PORT "$STORM" $SEED >$WORK/storm.log 2>&1
+storm_rc=$?
+ktap_print_msg "$STORM connects in $(($(date +%s) - start)) s (cm_peer.py exit $storm_rc)"
+# The last connect's teardown may still be under way.
+for _ in $(seq 1 40); do
+	[ "$(traced_cm_private svcrdma_cm_private | grep -c .)" -ge "$STORM" ] && break
+	sleep 0.25
+done
+traced_cm_private svcrdma_cm_private >$WORK/storm.trace
+counters >$WORK/storm.after
+grep '^conn ' $WORK/storm.log | sed 's/.* req=//; s/ .*//' >$WORK/storm.peer
+
+all_accepted() {
+	local n
+	n=$(grep -c 'outcome=accepted$' $WORK/storm.log)
+	[ "$n" = "$STORM" ] && [ $storm_rc = 0 ] && return 0
+	ktap_print_msg "$n of $STORM accepted; others:"
+	grep -v 'outcome=accepted$' $WORK/storm.log | head -5 | sed 's/^/# /'
+	return 1
+}
+ktap_test_result "storm: all $STORM connects accepted" all_accepted
+check_set storm 56 $WORK/cases "storm of $STORM random REQs against nfsd"
+
+log_clean() {
+	local log=$WORK/kernel.log
+	kernel_log_since cm_storm >$log || return 1
+	no_kernel_report $log
+}
+ktap_test_result "kernel log since the first connect: no report" log_clean
+
+ktap_finished

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers of the interop matrix's guest halves (interop_server.sh,
+# interop_client.sh; scripts/interop.sh runs them). Source after lib.sh.
+#
+# Environment (set by scripts/interop.sh):
+#   INTEROP_TRANSPORT  rxe (soft-RoCE, the default) or siw (soft-iWARP)
+#   INTEROP_FAMILY     4 (192.0.2.0/24, the default) or 6 (2001:db8:2::/64)
+
+INTEROP_TRANSPORT=${INTEROP_TRANSPORT:-rxe}
+INTEROP_FAMILY=${INTEROP_FAMILY:-4}
+
+# interop_addr server|client: this side's address on the link.
+interop_addr() {
+	local host=1
+	[ "$1" = client ] && host=2
+	if [ "$INTEROP_FAMILY" = 6 ]; then
+		echo "2001:db8:2::$host"
+	else
+		echo "192.0.2.$host"
+	fi
+}
+
+# interop_host ADDR: ADDR as mount and rpcrdma-cm take it ([v6]).
+interop_host() {
+	case "$1" in
+	*:*) echo "[$1]" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# setup_siw NIC: a soft-iWARP device on NIC.
+setup_siw() {
+	modprobe siw 2>/dev/null || true
+	rdma link show siw0/1 >/dev/null 2>&1 || rdma link add siw0 type siw netdev "$1" || return 1
+	local i
+	for i in $(seq 1 120); do
+		rdma link show siw0/1 2>/dev/null | grep -q "state ACTIVE" && return 0
+		sleep 0.25
+	done
+	echo "# siw0 not ACTIVE after 30 s: $(rdma link show 2>&1)"
+	return 1
+}
+
+# interop_link_up server|client: the link NIC up with this side's address
+# (IPv6 without duplicate address detection, and only once it is usable),
+# and the RDMA device of INTEROP_TRANSPORT on it; prints the NIC.
+interop_link_up() {
+	local nic addr i
+	nic=$(link_nic) || return 1
+	addr=$(interop_addr "$1")
+	ip link set "$nic" up || return 1
+	if [ "$INTEROP_FAMILY" = 6 ]; then
+		ip -6 addr add "$addr/64" dev "$nic" nodad || return 1
+		for i in $(seq 1 80); do
+			ip -6 addr show dev "$nic" | grep -q "$addr/64 scope global" &&
+				! ip -6 addr show dev "$nic" | grep -q tentative && break
+			sleep 0.25
+		done
+	else
+		ip addr add "$addr/24" dev "$nic" || return 1
+	fi
+	case "$INTEROP_TRANSPORT" in
+	rxe) setup_rxe "$nic" >&2 || return 1 ;;
+	siw) setup_siw "$nic" >&2 || return 1 ;;
+	*) echo "# unknown transport $INTEROP_TRANSPORT" >&2; return 1 ;;
+	esac
+	echo "$nic"
+}
+
+# interop_capture_filter: what carries the connection setup on the wire:
+# RoCEv2 (UDP 4791) for rxe, the TCP connection of MPA for siw.
+interop_capture_filter() {
+	if [ "$INTEROP_TRANSPORT" = siw ]; then
+		echo "tcp port $NFS_PORT"
+	else
+		echo "udp port 4791"
+	fi
+}
+
+# interop_kernel: "patched" when the running kernel has the series (its
+# rpcrdma:*_cm_private events exist once rpcrdma is loaded), else "stock".
+interop_kernel() {
+	local t=/sys/kernel/tracing
+	mountpoint -q $t || mount -t tracefs nodev $t
+	if [ -d $t/events/rpcrdma/xprtrdma_cm_private ]; then
+		echo patched
+	else
+		echo stock
+	fi
+}
+
+# interop_trace_on EVENT...: enable those rpcrdma events that exist, with an
+# empty buffer.
+interop_trace_on() {
+	local t=/sys/kernel/tracing e
+	mountpoint -q $t || mount -t tracefs nodev $t || return 1
+	echo >$t/trace
+	for e in "$@"; do
+		[ -d "$t/events/rpcrdma/$e" ] && echo 1 >"$t/events/rpcrdma/$e/enable"
+	done
+	return 0
+}
+
+# interop_traced EVENT: EVENT's lines so far.
+interop_traced() {
+	grep " $1: " /sys/kernel/tracing/trace
+}

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Server half of one interop matrix row (scripts/interop.sh runs it in the
+# server guest). Usage: interop_server.sh SHARED_DIR [MODULE_PARAMS]
+#
+# MODULE_PARAMS: empty for no rpcrdma_cm (a stock kernel has no hook), "-"
+# for its defaults, else insmod parameters. INTEROP_TRANSPORT and
+# INTEROP_FAMILY (interop_lib.sh) pick soft-RoCE or soft-iWARP and IPv4 or
+# IPv6. Brings up the link, nfsd with an RDMA listener, captures the
+# connection setup (RoCEv2 or MPA over TCP) while the client works, and
+# leaves the capture, the tracepoint lines, debugfs and the kernel log in
+# SHARED_DIR.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+# shellcheck source=interop_lib.sh
+. "$DIR/interop_lib.sh"
+W=${1:?shared directory}
+MODULE_PARAMS=${2:-}
+
+# The kernel log, whatever happens; server-done only at the end.
+trap 'dmesg >"$W/server-dmesg"' EXIT
+
+nic=$(interop_link_up server) || { echo "link or $INTEROP_TRANSPORT failed" >"$W/server-error"; exit 1; }
+echo "$nic" >"$W/server-nic"
+load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/server-error"; exit 1; }
+interop_kernel >"$W/server-kernel"
+start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
+cat /proc/fs/nfsd/portlist >"$W/server-portlist"
+interop_trace_on svcrdma_cm_private
+
+tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap "$(interop_capture_filter)" 2>"$W/tcpdump.log" &
+tcpdump_pid=$!
+listening() {
+	grep -qs "listening on $nic" "$W/tcpdump.log"
+}
+for _ in $(seq 1 240); do
+	listening && break
+	kill -0 "$tcpdump_pid" 2>/dev/null || break
+	sleep 0.25
+done
+if ! listening; then
+	echo "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")" >"$W/server-error"
+	exit 1
+fi
+touch "$W/server-ready"
+
+# debugfs while the client is mounted (client-mounted; client-done if it
+# never mounts).
+for _ in $(seq 1 $((${TWO_GUEST_WAIT:-400} * 4))); do
+	[ -e "$W/client-mounted" ] || [ -e "$W/client-done" ] && break
+	sleep 0.25
+done
+if [ -d /sys/module/rpcrdma_cm ]; then
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+	cat /sys/kernel/debug/rpcrdma_cm/connections >"$W/server-connections"
+	cat /sys/kernel/debug/rpcrdma_cm/stats >"$W/server-stats"
+fi
+touch "$W/server-connections-done"
+
+wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
+# The client's files, read back on the server from the export itself.
+(cd "$NFS_EXPORT" && sha256sum -- data-* 2>/dev/null) >"$W/server-sums"
+last=-1 same=0
+for _ in $(seq 1 120); do
+	size=$(stat -c %s /tmp/server.pcap 2>/dev/null || echo 0)
+	if [ "$size" = "$last" ]; then
+		same=$((same + 1))
+		[ $same -ge 4 ] && break
+	else
+		same=0 last=$size
+	fi
+	sleep 0.5
+done
+kill -INT "$tcpdump_pid"
+wait "$tcpdump_pid"
+echo "tcpdump exit $?" >>"$W/tcpdump.log"
+cp /tmp/server.pcap "$W/server.pcap"
+interop_traced svcrdma_cm_private >"$W/server-trace"
+stop_nfsd
+touch "$W/server-done"
