@@ -60,9 +60,11 @@ for c in "$base" "${commits[@]}"; do
 		continue
 	fi
 	ktap_print_msg "built in $(($(date +%s) - start)) s; booting"
-	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$tree" --timeout "${BISECT_GUEST_TIMEOUT:-900}" -- \
+	# Through tee: QEMU reopens a file given as stdout and would
+	# overwrite what the build wrote to the log.
+	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$tree" --timeout "${BISECT_GUEST_TIMEOUT:-1800}" -- \
 		env "KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=/nonexistent" \
-		"$T/run_guest_tests.sh" nfs_rdma_roundtrip.sh >>"$log" 2>&1
+		"$T/run_guest_tests.sh" nfs_rdma_roundtrip.sh 2>&1 | tee -a "$log" >/dev/null
 	if grep -qE '^ok [0-9]+ selftests:.*nfs_rdma_roundtrip' "$log"; then
 		ktap_test_pass "step $step builds and runs NFS over RDMA: $subject"
 	else
