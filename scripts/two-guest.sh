@@ -366,7 +366,7 @@ client_default() {
 	fi
 	return $ok
 }
-ktap_test_result "client without private data: both transports apply 1024/1024, no RI; the module reports it" client_default
+ktap_test_result "client without private data: 1024/1024 and no RI on both ends, the server not limiting its Replies (send 0); the module reports it" client_default
 
 ktap_test_result "Lua dissector: REQ and REP fields equal both ends' tracepoints and debugfs, every pair" \
 	dissector_matches "$W" "$RI" "$NORI" "$OFF"
