@@ -19,6 +19,11 @@
 #               plan or a non-zero exit without a failing test is a failure)
 #   bench-nfs-smoke  scripts/bench-nfs-smoke.sh, the smoke cut of
 #               'make bench-nfs' (each KTAP test counts, as for two-guest)
+#   stock kernel  scripts/build-stock-kernel.sh, the unpatched peer of the
+#               interop matrix, built incrementally from the test kernel's
+#               tree (one test)
+#   interop cut scripts/interop.sh --cut, the rows of the matrix meant for
+#               make check (each KTAP test counts, as for two-guest)
 #
 # The tally's rules are in scripts/tally.sh.
 #
@@ -98,6 +103,20 @@ if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
 	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench-nfs-smoke.sh
 	bs_rc=$?
 	tally_ktap bench-nfs-smoke "$logs/bench-nfs-smoke.log" "$bs_rc"
+
+	note "stock kernel (incrementally from the test kernel's tree, about 2 minutes)"
+	run_step "stock kernel" "$logs/stock-kernel.log" progress_last_line scripts/build-stock-kernel.sh
+	stock_rc=$?
+	count "stock kernel build (build/check/stock-kernel.log)" $stock_rc
+	if [ $stock_rc -eq 0 ]; then
+		note "interop cut ($(scripts/interop.sh --cut --list | grep -c .) pairs of guests, about 12 minutes under TCG)"
+		run_step "interop cut" "$logs/interop-cut.log" progress_ktap \
+			env INTEROP_TABLE="$logs/interop-table.txt" scripts/interop.sh --cut
+		ic_rc=$?
+		tally_ktap interop-cut "$logs/interop-cut.log" "$ic_rc"
+	else
+		count "interop cut (no stock kernel)" 1
+	fi
 else
 	note "no kernel or module: guest tests not run"
 	count "guest tests (no kernel or module)" 1
