@@ -23,35 +23,14 @@ load_rpcrdma_cm "$MODULE_PARAMS" || error "module load failed"
 start_nfsd || error "nfsd failed"
 trace_cm_private svcrdma_cm_private || error "tracefs failed"
 
-tcpdump -Z root -i "$nic" -s 128 -B 16384 -U -w /tmp/server.pcap \
-	'udp port 4791 or udp port 47900' 2>"$W/tcpdump.log" &
-tcpdump_pid=$!
-listening() { grep -qs "listening on $nic" "$W/tcpdump.log"; }
-for _ in $(seq 1 240); do
-	listening && break
-	kill -0 "$tcpdump_pid" 2>/dev/null || break
-	sleep 0.25
-done
-listening || error "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")"
+capture_start "$nic" "$W/tcpdump.log" -s 128 -B 16384 'udp port 4791 or udp port 47900' ||
+	error "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")"
 touch "$W/server-ready"
 
 wait_for_file "${BENCH_WAIT:-3000}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
-# The capture is complete once the file stops growing (2 s).
-last=-1 same=0
-for _ in $(seq 1 120); do
-	size=$(stat -c %s /tmp/server.pcap 2>/dev/null || echo 0)
-	if [ "$size" = "$last" ]; then
-		same=$((same + 1))
-		[ $same -ge 4 ] && break
-	else
-		same=0 last=$size
-	fi
-	sleep 0.5
-done
-kill -INT "$tcpdump_pid"
-wait "$tcpdump_pid"
-echo "tcpdump exit $?" >>"$W/tcpdump.log"
-cp /tmp/server.pcap "$W/server.pcap"
+# Stop the capture once the last packet is in it (the client's unmount
+# tears the connection down just before client-done).
+capture_stop "$W/tcpdump.log" "$W/server.pcap"
 traced_cm_private svcrdma_cm_private >"$W/server-trace"
 stop_nfsd
 dmesg >"$W/server-dmesg"

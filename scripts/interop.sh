@@ -36,7 +36,6 @@ KSFT_DIR=$kdir/tools/testing/selftests
 T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
 # shellcheck source=../selftests/rpcrdma_cm/lib.sh
 . "$T/lib.sh"
-GUEST=$RPCRDMA_CM_TOP/scripts/guest.sh
 TOOL=${RPCRDMA_CM_TOOL:-$RPCRDMA_CM_TOP/target/release/rpcrdma-cm}
 TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 TABLE=${INTEROP_TABLE:-$RPCRDMA_CM_TOP/build/check/interop-table.txt}
@@ -106,11 +105,8 @@ for f in "$kdir/arch/x86/boot/bzImage" "$stock_kdir/arch/x86/boot/bzImage" \
 done
 
 TOPW=$(mktemp -d /tmp/rpcrdma-cm-interop.XXXXXX)
-server_pid= client_pid=
 cleanup() {
-	[ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
-	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
-	wait 2>/dev/null
+	guest_pair_kill
 	[ -n "${KEEP_TWO_GUEST_DIR:-}" ] || rm -rf "$TOPW"
 }
 trap cleanup EXIT
@@ -133,37 +129,13 @@ side_params() {
 
 # run_row DIR SERVER CLIENT TRANSPORT FAMILY NFS: both guests on a fresh link.
 run_row() {
-	local d=$1 port genv
-	mkdir -p "$d"
-	chmod 777 "$d"
+	local d=$1 genv server_cmd client_cmd
 	genv=("KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko"
 		"TWO_GUEST_WAIT=$((TIMEOUT - 60))" "INTEROP_TRANSPORT=$4"
 		"INTEROP_FAMILY=$5" "INTEROP_NFS_VERS=$6")
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	"$GUEST" --kdir "$(side_kdir "$2")" --name rpcrdma-iop-server --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-		--net "listen:$port" --mac 52:54:00:00:04:01 --rwdir "$d" -- \
-		env "${genv[@]}" "$T/interop_server.sh" "$d" "$(side_params "$2")" >"$d/server.console" 2>&1 &
-	server_pid=$!
-	local listening=0
-	for _ in $(seq 1 600); do
-		if ss -ltn "sport = :$port" | grep -q LISTEN; then
-			listening=1
-			break
-		fi
-		sleep 0.2
-	done
-	[ $listening = 1 ] || echo "the server's QEMU did not listen on port $port within 120 s" >"$d/client-error"
-	"$GUEST" --kdir "$(side_kdir "$3")" --name rpcrdma-iop-client --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-		--net "connect:$port" --mac 52:54:00:00:04:02 --rwdir "$d" -- \
-		env "${genv[@]}" "$T/interop_client.sh" "$d" "$(side_params "$3")" >"$d/client.console" 2>&1 &
-	client_pid=$!
-	local client_rc=0 server_rc=0
-	wait "$client_pid" || client_rc=$?
-	client_pid=
-	wait "$server_pid" || server_rc=$?
-	server_pid=
-	echo "$client_rc" >"$d/client-exit"
-	echo "$server_rc" >"$d/server-exit"
+	server_cmd=(env "${genv[@]}" "$T/interop_server.sh" "$d" "$(side_params "$2")")
+	client_cmd=(env "${genv[@]}" "$T/interop_client.sh" "$d" "$(side_params "$3")")
+	guest_pair "$d" iop 52:54:00:00:04 "$TIMEOUT" "$(side_kdir "$2")" "$(side_kdir "$3")" server_cmd client_cmd
 }
 
 # tshark_fields PCAP FILTER FIELD...: tshark's fields of the matching

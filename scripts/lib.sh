@@ -165,3 +165,53 @@ require_root() {
 	[ "$(id -u)" -eq 0 ] && return 0
 	rpcrdma_cm_die "$1 needs root: it installs packages and loads kernel modules in its guests; run 'sudo make ${1#make }'"
 }
+
+# Two guests on one virtual link (scripts/two-guest.sh, scripts/interop.sh).
+# PAIR_SERVER_PID and PAIR_CLIENT_PID are the running guests' process
+# groups' leaders; guest_pair_kill (from an EXIT trap) stops them.
+PAIR_SERVER_PID= PAIR_CLIENT_PID=
+guest_pair_kill() {
+	[ -n "$PAIR_CLIENT_PID" ] && kill "$PAIR_CLIENT_PID" 2>/dev/null
+	[ -n "$PAIR_SERVER_PID" ] && kill "$PAIR_SERVER_PID" 2>/dev/null
+	wait 2>/dev/null
+}
+
+# guest_pair DIR NAME MAC TIMEOUT SERVER_KDIR CLIENT_KDIR SERVER_CMD CLIENT_CMD:
+# boot a server guest (SERVER_KDIR, rpcrdma-NAME-server, MAC:01) and, once
+# its QEMU listens on a fresh loopback port, a client guest (CLIENT_KDIR,
+# rpcrdma-NAME-client, MAC:02) connected to it; both with 1 CPU, 1 GB, DIR
+# writable, TIMEOUT seconds at most, running the commands in the arrays
+# named SERVER_CMD and CLIENT_CMD. Consoles in DIR/{server,client}.console,
+# exit statuses in DIR/{server,client}-exit. Without the server's socket
+# after 120 s it says so in DIR/client-error (the client cannot start).
+guest_pair() {
+	local d=$1 name=$2 mac=$3 timeout=$4 skdir=$5 ckdir=$6 port listening=0
+	local -n gp_server_cmd=$7 gp_client_cmd=$8
+	local client_rc=0 server_rc=0
+	mkdir -p "$d"
+	chmod 777 "$d"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$skdir" --name "rpcrdma-$name-server" --timeout "$timeout" \
+		--cpus 1 --memory 1G --net "listen:$port" --mac "$mac:01" --rwdir "$d" -- \
+		"${gp_server_cmd[@]}" >"$d/server.console" 2>&1 &
+	PAIR_SERVER_PID=$!
+	# Under load the server's QEMU can take long to open its socket.
+	for _ in $(seq 1 600); do
+		if ss -ltn "sport = :$port" | grep -q LISTEN; then
+			listening=1
+			break
+		fi
+		sleep 0.2
+	done
+	[ $listening = 1 ] || echo "the server's QEMU did not listen on port $port within 120 s" >"$d/client-error"
+	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$ckdir" --name "rpcrdma-$name-client" --timeout "$timeout" \
+		--cpus 1 --memory 1G --net "connect:$port" --mac "$mac:02" --rwdir "$d" -- \
+		"${gp_client_cmd[@]}" >"$d/client.console" 2>&1 &
+	PAIR_CLIENT_PID=$!
+	wait "$PAIR_CLIENT_PID" || client_rc=$?
+	PAIR_CLIENT_PID=
+	wait "$PAIR_SERVER_PID" || server_rc=$?
+	PAIR_SERVER_PID=
+	echo "$client_rc" >"$d/client-exit"
+	echo "$server_rc" >"$d/server-exit"
+}

@@ -18,15 +18,11 @@ KSFT_DIR=$kdir/tools/testing/selftests
 T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
 # shellcheck source=../selftests/rpcrdma_cm/lib.sh
 . "$T/lib.sh"
-GUEST=$RPCRDMA_CM_TOP/scripts/guest.sh
 TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 
 TOPW=$(mktemp -d /tmp/rpcrdma-cm-2g.XXXXXX)
-server_pid= client_pid=
 cleanup() {
-	[ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null
-	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
-	wait 2>/dev/null
+	guest_pair_kill
 	[ -n "${KEEP_TWO_GUEST_DIR:-}" ] || rm -rf "$TOPW"
 }
 trap cleanup EXIT
@@ -40,40 +36,10 @@ genv=("KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko"
 # run_pair DIR SERVER_PARAMS CLIENT_PARAMS: boot both guests on a fresh
 # link; PARAMS "" = stock, "-" = rpcrdma_cm with defaults, else its params.
 run_pair() {
-	local d=$1 port
-	mkdir -p "$d"
-	chmod 777 "$d"
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	"$GUEST" --kdir "$kdir" --name rpcrdma-server --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-		--net "listen:$port" --mac 52:54:00:00:02:01 --rwdir "$d" -- \
-		env "${genv[@]}" "$T/two_guest_server.sh" "$d" "$2" >"$d/server.console" 2>&1 &
-	server_pid=$!
-	# The client's QEMU must find the listening socket (under load the
-	# server's QEMU can take long to open it): wait for it, at most 120 s;
-	# without it the client guest cannot start, so the pair fails.
-	local listening=0
-	for _ in $(seq 1 600); do
-		if ss -ltn "sport = :$port" | grep -q LISTEN; then
-			listening=1
-			break
-		fi
-		sleep 0.2
-	done
-	if [ $listening = 0 ]; then
-		ktap_print_msg "${d##*/}: the server's QEMU did not listen on port $port within 120 s"
-		echo "server QEMU not listening" >"$d/client-error"
-	fi
-	"$GUEST" --kdir "$kdir" --name rpcrdma-client --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-		--net "connect:$port" --mac 52:54:00:00:02:02 --rwdir "$d" -- \
-		env "${genv[@]}" "$T/two_guest_client.sh" "$d" "$3" >"$d/client.console" 2>&1 &
-	client_pid=$!
-	local client_rc=0 server_rc=0
-	wait "$client_pid" || client_rc=$?
-	client_pid=
-	wait "$server_pid" || server_rc=$?
-	server_pid=
-	echo "$client_rc" >"$d/client-exit"
-	echo "$server_rc" >"$d/server-exit"
+	local d=$1 server_cmd client_cmd
+	server_cmd=(env "${genv[@]}" "$T/two_guest_server.sh" "$d" "$2")
+	client_cmd=(env "${genv[@]}" "$T/two_guest_client.sh" "$d" "$3")
+	guest_pair "$d" 2g 52:54:00:00:02 "$TIMEOUT" "$kdir" "$kdir" server_cmd client_cmd
 	for f in server-error client-error; do
 		[ -s "$d/$f" ] && ktap_print_msg "${d##*/} $f: $(cat "$d/$f")"
 	done

@@ -82,12 +82,7 @@ still_up() {
 }
 ktap_test_result "the connection stayed up: no reconnect, the mount still writes and reads" still_up
 
-log_clean() {
-	local log=/tmp/cm_backchannel.log
-	kernel_log_since cm_backchannel >$log || return 1
-	no_kernel_report $log
-}
-ktap_test_result "kernel log: no report" log_clean
+ktap_test_result "kernel log: no report" no_report_since cm_backchannel
 
 umount_rdma
 rmmod rpcrdma_cm

@@ -191,11 +191,6 @@ insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 ktap_test_result "module client: server sent 7 octets over siw: counted short, thresholds 1024" \
 	client_case module f6ab0e18010103 no 1024
 
-log_clean() {
-	local log=/tmp/cm_iwarp_short.log
-	kernel_log_since cm_iwarp_short >$log || return 1
-	no_kernel_report $log
-}
-ktap_test_result "kernel log since the first connection: no report" log_clean
+ktap_test_result "kernel log since the first connection: no report" no_report_since cm_iwarp_short
 
 ktap_finished

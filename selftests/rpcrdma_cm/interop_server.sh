@@ -31,17 +31,7 @@ start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 cat /proc/fs/nfsd/portlist >"$W/server-portlist"
 interop_trace_on svcrdma_cm_private
 
-tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap "$(interop_capture_filter)" 2>"$W/tcpdump.log" &
-tcpdump_pid=$!
-listening() {
-	grep -qs "listening on $nic" "$W/tcpdump.log"
-}
-for _ in $(seq 1 240); do
-	listening && break
-	kill -0 "$tcpdump_pid" 2>/dev/null || break
-	sleep 0.25
-done
-if ! listening; then
+if ! capture_start "$nic" "$W/tcpdump.log" "$(interop_capture_filter)"; then
 	echo "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")" >"$W/server-error"
 	exit 1
 fi
@@ -63,21 +53,9 @@ touch "$W/server-connections-done"
 wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
 # The client's files, read back on the server from the export itself.
 (cd "$NFS_EXPORT" && sha256sum -- data-* 2>/dev/null) >"$W/server-sums"
-last=-1 same=0
-for _ in $(seq 1 120); do
-	size=$(stat -c %s /tmp/server.pcap 2>/dev/null || echo 0)
-	if [ "$size" = "$last" ]; then
-		same=$((same + 1))
-		[ $same -ge 4 ] && break
-	else
-		same=0 last=$size
-	fi
-	sleep 0.5
-done
-kill -INT "$tcpdump_pid"
-wait "$tcpdump_pid"
-echo "tcpdump exit $?" >>"$W/tcpdump.log"
-cp /tmp/server.pcap "$W/server.pcap"
+# Stop the capture once the last packet is in it (the client's unmount
+# tears the connection down just before client-done).
+capture_stop "$W/tcpdump.log" "$W/server.pcap"
 interop_traced svcrdma_cm_private >"$W/server-trace"
 stop_nfsd
 touch "$W/server-done"

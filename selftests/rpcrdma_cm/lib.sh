@@ -57,6 +57,51 @@ kernel_log_since() {
 		END { if (!found) { print "# kernel log lost the marker: " mark; exit 1 } }'
 }
 
+# no_report_since NAME: the kernel log since kmsg_mark NAME (kept in
+# /tmp/NAME.log) holds no report.
+no_report_since() {
+	kernel_log_since "$1" >"/tmp/$1.log" || return 1
+	no_kernel_report "/tmp/$1.log"
+}
+
+# capture_start NIC LOG TCPDUMP_ARGS...: tcpdump on NIC into
+# /tmp/server.pcap, writing each packet as it comes (-U), its messages to
+# LOG; returns once it listens (under TCG that can take seconds), fails
+# after 60 s or when tcpdump ends. The pid is left in CAPTURE_PID.
+capture_start() {
+	local nic=$1 log=$2
+	shift 2
+	tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap "$@" 2>"$log" &
+	CAPTURE_PID=$!
+	for _ in $(seq 1 240); do
+		grep -qs "listening on $nic" "$log" && return 0
+		kill -0 "$CAPTURE_PID" 2>/dev/null || break
+		sleep 0.25
+	done
+	grep -qs "listening on $nic" "$log"
+}
+
+# capture_stop LOG DEST: once /tmp/server.pcap has not grown for 2 s (the
+# last packets are in it), stop capture_start's tcpdump, add its exit status
+# to LOG and copy the capture to DEST.
+capture_stop() {
+	local last=-1 same=0 size
+	for _ in $(seq 1 120); do
+		size=$(stat -c %s /tmp/server.pcap 2>/dev/null || echo 0)
+		if [ "$size" = "$last" ]; then
+			same=$((same + 1))
+			[ $same -ge 4 ] && break
+		else
+			same=0 last=$size
+		fi
+		sleep 0.5
+	done
+	kill -INT "$CAPTURE_PID"
+	wait "$CAPTURE_PID"
+	echo "tcpdump exit $?" >>"$1"
+	cp /tmp/server.pcap "$2"
+}
+
 NFS_EXPORT=/srv/rpcrdma_cm
 NFS_PORT=20049
 MNT=/tmp/rpcrdma_cm.mnt

@@ -23,19 +23,8 @@ load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/server-erro
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 trace_cm_private svcrdma_cm_private
 
-tcpdump -Z root -i "$nic" -U -w /tmp/server.pcap udp port 4791 2>"$W/tcpdump.log" &
-tcpdump_pid=$!
-# The client may connect only once the capture is open: tcpdump says
-# "listening on NIC" when it is (under TCG that can take seconds).
-listening() {
-	grep -qs "listening on $nic" "$W/tcpdump.log"
-}
-for _ in $(seq 1 240); do
-	listening && break
-	kill -0 "$tcpdump_pid" 2>/dev/null || break
-	sleep 0.25
-done
-if ! listening; then
+# The client may connect only once the capture is open.
+if ! capture_start "$nic" "$W/tcpdump.log" udp port 4791; then
 	echo "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")" >"$W/server-error"
 	exit 1
 fi
@@ -54,24 +43,9 @@ fi
 touch "$W/server-connections-done"
 
 wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
-# Stop the capture once the last packet is in the file: -U writes each
-# packet as it comes; wait until the file has not grown for 2 s (the
-# client's unmount tears the connection down just before client-done).
-last=-1 same=0
-for _ in $(seq 1 120); do
-	size=$(stat -c %s /tmp/server.pcap 2>/dev/null || echo 0)
-	if [ "$size" = "$last" ]; then
-		same=$((same + 1))
-		[ $same -ge 4 ] && break
-	else
-		same=0 last=$size
-	fi
-	sleep 0.5
-done
-kill -INT "$tcpdump_pid"
-wait "$tcpdump_pid"
-echo "tcpdump exit $?" >>"$W/tcpdump.log"
-cp /tmp/server.pcap "$W/server.pcap"
+# Stop the capture once the last packet is in it (the client's unmount
+# tears the connection down just before client-done).
+capture_stop "$W/tcpdump.log" "$W/server.pcap"
 traced_cm_private svcrdma_cm_private >"$W/server-trace"
 stop_nfsd
 dmesg >"$W/server-dmesg"
