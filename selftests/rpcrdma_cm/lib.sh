@@ -109,7 +109,7 @@ MNT=/tmp/rpcrdma_cm.mnt
 # The guest's first NIC with an IPv4 address (DHCP may still be running).
 guest_nic() {
 	local i nic
-	for i in $(seq 1 60); do
+	for i in $(seq 1 120); do
 		nic=$(ip -o -4 addr show scope global 2>/dev/null | awk '{print $2; exit}')
 		if [ -n "$nic" ]; then
 			echo "$nic"
@@ -117,6 +117,8 @@ guest_nic() {
 		fi
 		sleep 0.5
 	done
+	echo "# no NIC with a global IPv4 address after 60 s:" >&2
+	ip -o addr show 2>&1 | sed 's/^/# /' >&2
 	return 1
 }
 
