@@ -181,7 +181,8 @@ guest_pair_kill() {
 # its QEMU listens on a fresh loopback port, a client guest (CLIENT_KDIR,
 # rpcrdma-NAME-client, MAC:02) connected to it; both with 1 CPU, 1 GB, DIR
 # writable, TIMEOUT seconds at most, running the commands in the arrays
-# named SERVER_CMD and CLIENT_CMD. Consoles in DIR/{server,client}.console,
+# named SERVER_CMD and CLIENT_CMD. Consoles in DIR/{server,client}.console
+# (through a pipe: QEMU reopens a file given as its output and truncates it),
 # exit statuses in DIR/{server,client}-exit. Without the server's socket
 # after 120 s it says so in DIR/client-error (the client cannot start).
 guest_pair() {
@@ -193,7 +194,7 @@ guest_pair() {
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$skdir" --name "rpcrdma-$name-server" --timeout "$timeout" \
 		--cpus 1 --memory 1G --net "listen:$port" --mac "$mac:01" --rwdir "$d" -- \
-		"${gp_server_cmd[@]}" >"$d/server.console" 2>&1 &
+		"${gp_server_cmd[@]}" > >(cat >"$d/server.console") 2>&1 &
 	PAIR_SERVER_PID=$!
 	# Under load the server's QEMU can take long to open its socket.
 	for _ in $(seq 1 600); do
@@ -206,7 +207,7 @@ guest_pair() {
 	[ $listening = 1 ] || echo "the server's QEMU did not listen on port $port within 120 s" >"$d/client-error"
 	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$ckdir" --name "rpcrdma-$name-client" --timeout "$timeout" \
 		--cpus 1 --memory 1G --net "connect:$port" --mac "$mac:02" --rwdir "$d" -- \
-		"${gp_client_cmd[@]}" >"$d/client.console" 2>&1 &
+		"${gp_client_cmd[@]}" > >(cat >"$d/client.console") 2>&1 &
 	PAIR_CLIENT_PID=$!
 	wait "$PAIR_CLIENT_PID" || client_rc=$?
 	PAIR_CLIENT_PID=
