@@ -59,8 +59,10 @@ test-host:
 lint:
 	$(SCRIPTS)/lint.sh
 
+# PROGS: run only these selftests programs (default: all of TEST_PROGS), e.g.
+# make check-debug PROGS="cm_latch.sh cm_reload.sh dmesg_clean.sh".
 selftests: module tools
-	KDIR=$(KDIR) $(SCRIPTS)/selftests.sh
+	KDIR=$(KDIR) $(SCRIPTS)/selftests.sh $(PROGS)
 
 two-guest: module tools
 	KDIR=$(KDIR) $(SCRIPTS)/two-guest.sh
