@@ -20,7 +20,7 @@ help:
 	@echo '  make deps         install the pinned toolchain, QEMU, rdma-core, nfs tools (root)'
 	@echo '  make kernel       build the test kernel (cached; KCONFIG=debug adds KASAN, kmemleak, lockdep)'
 	@echo '  make              build rpcrdma_cm.ko against it (KDIR=... for another tree)'
-	@echo '  make test-host    cargo tests of the protocol core and tools'
+	@echo '  make test-host    cargo tests of the protocol core and tools, scripts/tests/'
 	@echo '  make tools        build the rpcrdma-cm tool and bench-nfs-report (target/release/)'
 	@echo '  make install-tools  install rpcrdma-cm, its man pages and the Wireshark dissector'
 	@echo '  make lint         rustfmt, clippy (host and CLIPPY=1 module build), checkpatch of patches/'
@@ -55,6 +55,7 @@ module modules:
 
 test-host:
 	cargo test --workspace --release
+	for t in $(SCRIPTS)/tests/*.sh; do $$t || exit 1; done
 
 lint:
 	$(SCRIPTS)/lint.sh

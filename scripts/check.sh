@@ -6,6 +6,8 @@
 #   deps        scripts/deps.sh (idempotent; aborts the run if it fails)
 #   host        cargo test --no-fail-fast of the workspace (each cargo test
 #               counts; a test binary without a result is a failure)
+#   script tests  scripts/tests/*.sh, the shell library's own tests with
+#               stand-ins for the guests (each KTAP test counts)
 #   lint        scripts/lint.sh (each check counts; fewer than its plan or
 #               a non-zero exit without a failing check is a failure)
 #   kernel      the cached test kernel (one test)
@@ -57,6 +59,13 @@ note "host tests (cargo test; a few minutes when nothing is built yet)"
 # running (and being counted).
 run_step "host tests" "$logs/host.log" progress_last_line cargo test --workspace --release --no-fail-fast
 tally_cargo "$logs/host.log" $?
+
+note "script tests (scripts/tests/, no guest)"
+for t in scripts/tests/*.sh; do
+	name=$(basename "$t" .sh)
+	"$t" >"$logs/script-$name.log" 2>&1
+	tally_ktap "script $name" "$logs/script-$name.log" $?
+done
 
 note "kernel"
 step_kernel "$logs/kernel.log"

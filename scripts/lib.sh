@@ -9,6 +9,8 @@ KERNEL_RUSTC=${KERNEL_RUSTC:-/usr/bin/rustc}
 KERNEL_BINDGEN=${KERNEL_BINDGEN:-$RPCRDMA_CM_TOOLS/bin/bindgen}
 KERNEL_LLVM=${KERNEL_LLVM:--19}
 VNG=${VNG:-$RPCRDMA_CM_TOOLS/virtme-ng/bin/vng}
+# What guest_pair boots its guests with (scripts/tests/ puts a stand-in here).
+RPCRDMA_CM_GUEST_LAUNCHER=${RPCRDMA_CM_GUEST_LAUNCHER:-$RPCRDMA_CM_TOP/scripts/guest.sh}
 
 # The make arguments every kernel and module build uses.
 kernel_make_args() {
@@ -181,20 +183,28 @@ guest_pair_kill() {
 # its QEMU listens on a fresh loopback port, a client guest (CLIENT_KDIR,
 # rpcrdma-NAME-client, MAC:02) connected to it; both with 1 CPU, 1 GB, DIR
 # writable, TIMEOUT seconds at most, running the commands in the arrays
-# named SERVER_CMD and CLIENT_CMD. Consoles in DIR/{server,client}.console
-# (through a pipe: QEMU reopens a file given as its output and truncates it),
-# exit statuses in DIR/{server,client}-exit. Without the server's socket
-# after 120 s it says so in DIR/client-error (the client cannot start).
+# named SERVER_CMD and CLIENT_CMD. Consoles in DIR/{server,client}.console,
+# complete when guest_pair returns: each goes through a FIFO (QEMU reopens a
+# file given as its output and truncates it) to a cat that guest_pair waits
+# for, 10 s at most after its guest ended. Exit statuses in
+# DIR/{server,client}-exit. Without the server's socket after 120 s it says
+# so in DIR/client-error (the client cannot start).
 guest_pair() {
 	local d=$1 name=$2 mac=$3 timeout=$4 skdir=$5 ckdir=$6 port listening=0
 	local -n gp_server_cmd=$7 gp_client_cmd=$8
-	local client_rc=0 server_rc=0
+	local client_rc=0 server_rc=0 fifos server_cat client_cat
 	mkdir -p "$d"
 	chmod 777 "$d"
+	fifos=$(mktemp -d)
+	mkfifo "$fifos/server" "$fifos/client"
+	cat "$fifos/server" >"$d/server.console" &
+	server_cat=$!
+	cat "$fifos/client" >"$d/client.console" &
+	client_cat=$!
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$skdir" --name "rpcrdma-$name-server" --timeout "$timeout" \
+	"$RPCRDMA_CM_GUEST_LAUNCHER" --kdir "$skdir" --name "rpcrdma-$name-server" --timeout "$timeout" \
 		--cpus 1 --memory 1G --net "listen:$port" --mac "$mac:01" --rwdir "$d" -- \
-		"${gp_server_cmd[@]}" > >(cat >"$d/server.console") 2>&1 &
+		"${gp_server_cmd[@]}" >"$fifos/server" 2>&1 &
 	PAIR_SERVER_PID=$!
 	# Under load the server's QEMU can take long to open its socket.
 	for _ in $(seq 1 600); do
@@ -205,14 +215,29 @@ guest_pair() {
 		sleep 0.2
 	done
 	[ $listening = 1 ] || echo "the server's QEMU did not listen on port $port within 120 s" >"$d/client-error"
-	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$ckdir" --name "rpcrdma-$name-client" --timeout "$timeout" \
+	"$RPCRDMA_CM_GUEST_LAUNCHER" --kdir "$ckdir" --name "rpcrdma-$name-client" --timeout "$timeout" \
 		--cpus 1 --memory 1G --net "connect:$port" --mac "$mac:02" --rwdir "$d" -- \
-		"${gp_client_cmd[@]}" > >(cat >"$d/client.console") 2>&1 &
+		"${gp_client_cmd[@]}" >"$fifos/client" 2>&1 &
 	PAIR_CLIENT_PID=$!
 	wait "$PAIR_CLIENT_PID" || client_rc=$?
 	PAIR_CLIENT_PID=
 	wait "$PAIR_SERVER_PID" || server_rc=$?
 	PAIR_SERVER_PID=
+	wait_bounded "$client_cat" 10
+	wait_bounded "$server_cat" 10
+	rm -rf "$fifos"
 	echo "$client_rc" >"$d/client-exit"
 	echo "$server_rc" >"$d/server-exit"
+}
+
+# wait_bounded PID SECS: wait for the child PID to end, SECS seconds at
+# most; then stop it.
+wait_bounded() {
+	local pid=$1 i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
 }
