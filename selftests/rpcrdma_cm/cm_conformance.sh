@@ -49,10 +49,13 @@ ktap_set_plan $(( $(echo "$CASES" | wc -l) + 4 ))
 
 mountpoint -q $D || mount -t debugfs nodev $D
 mountpoint -q $T || mount -t tracefs nodev $T
-echo 1 >$T/events/rpcrdma/svcrdma_cm_private/enable
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
 ip=$(guest_ip "$nic")
 modprobe rpcrdma
+# The event exists once rpcrdma is loaded: run first in a guest, this
+# program found no event to enable before.
+echo 1 >$T/events/rpcrdma/svcrdma_cm_private/enable ||
+	ktap_exit_fail_msg "cannot enable rpcrdma:svcrdma_cm_private"
 rmmod rpcrdma_cm 2>/dev/null
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
