@@ -16,6 +16,7 @@ use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNode};
 use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
 use kernel::sync::SpinLock;
+use kernel::time::Ktime;
 use kernel::{new_spinlock, ThisModule};
 
 #[path = "proto/cm_private.rs"]
@@ -204,6 +205,93 @@ impl RoleStats {
     }
 }
 
+/// The hook callbacks, as `rpcrdma_cm/callback_times` names them.
+#[derive(Clone, Copy)]
+enum Callback {
+    /// `prepare_connect` (client).
+    PrepareConnect,
+    /// `established` (client).
+    Established,
+    /// `prepare_accept` (server).
+    PrepareAccept,
+    /// `accepted` (server).
+    Accepted,
+    /// `closed` (both).
+    Closed,
+}
+
+impl Callback {
+    /// Every callback, in `callback_times` order.
+    const ALL: [Callback; 5] = [
+        Callback::PrepareConnect,
+        Callback::Established,
+        Callback::PrepareAccept,
+        Callback::Accepted,
+        Callback::Closed,
+    ];
+
+    /// The callback's name in `callback_times`.
+    fn name(self) -> &'static str {
+        match self {
+            Callback::PrepareConnect => "prepare_connect",
+            Callback::Established => "established",
+            Callback::PrepareAccept => "prepare_accept",
+            Callback::Accepted => "accepted",
+            Callback::Closed => "closed",
+        }
+    }
+}
+
+/// The time spent in one callback, over all its calls (CLOCK_MONOTONIC
+/// nanoseconds, from entry to return, this module's work only: the
+/// transport's dispatch around it is not included).
+#[derive(Default)]
+struct CallbackTime {
+    /// Calls timed.
+    calls: AtomicU64,
+    /// Their sum.
+    total_ns: AtomicU64,
+    /// The longest.
+    max_ns: AtomicU64,
+}
+
+impl CallbackTime {
+    /// Count one call that took `ns`.
+    fn add(&self, ns: u64) {
+        self.calls.fetch_add(1, Relaxed);
+        self.total_ns.fetch_add(ns, Relaxed);
+        self.max_ns.fetch_max(ns, Relaxed);
+    }
+}
+
+/// Times one callback: created on entry, adds the elapsed time to its
+/// counters when dropped, on every return path.
+struct CallbackTimer<'a> {
+    /// Where the time goes.
+    time: &'a CallbackTime,
+    /// When the callback was entered.
+    start: Ktime,
+}
+
+impl<'a> CallbackTimer<'a> {
+    /// Start timing a call that adds to `time`.
+    fn start(time: &'a CallbackTime) -> Self {
+        CallbackTimer {
+            time,
+            start: Ktime::ktime_get(),
+        }
+    }
+}
+
+impl Drop for CallbackTimer<'_> {
+    fn drop(&mut self) {
+        // CLOCK_MONOTONIC does not go back; a negative difference is
+        // impossible, and would be counted as 0 rather than as 2^64 - 1.
+        let ns = (Ktime::ktime_get() - self.start).to_ns();
+        self.time.add(u64::try_from(ns).unwrap_or(0));
+    }
+}
+
 /// Everything the hook callbacks and debugfs share.
 ///
 /// Calling context: the callbacks run on paths that memory reclaim can wait
@@ -224,6 +312,8 @@ struct CmState {
     requester: RoleStats,
     /// Counters of the server side.
     responder: RoleStats,
+    /// Time spent in each callback, in `Callback::ALL` order.
+    callback_times: [CallbackTime; Callback::ALL.len()],
 }
 
 /// The names of the nonconformance causes, in `Nonconformance::index` order.
@@ -245,7 +335,14 @@ impl CmState {
             table <- new_spinlock!(RBTree::new(), "rpcrdma_cm::table"),
             requester: RoleStats::default(),
             responder: RoleStats::default(),
+            callback_times: Default::default(),
         })
+    }
+
+    /// Start timing a call of `callback`; the time is counted when the
+    /// returned timer is dropped.
+    fn time(&self, callback: Callback) -> CallbackTimer<'_> {
+        CallbackTimer::start(&self.callback_times[callback as usize])
     }
 
     /// The counters of `role`.
@@ -324,6 +421,20 @@ impl CmState {
             );
         }
     }
+
+    /// debugfs `callback_times`: one line per callback.
+    fn show_callback_times(&self, out: &mut dyn fmt::Write) {
+        for (callback, t) in Callback::ALL.iter().zip(self.callback_times.iter()) {
+            let _ = writeln!(
+                out,
+                "{} calls={} total_ns={} max_ns={}",
+                callback.name(),
+                t.calls.load(Relaxed),
+                t.total_ns.load(Relaxed),
+                t.max_ns.load(Relaxed)
+            );
+        }
+    }
 }
 
 /// The size parameters (send, receive) that apply to `role`; `None` where
@@ -397,6 +508,7 @@ fn outcome(n: &Negotiated) -> Outcome {
 #[vtable]
 impl rdma_cm::Operations for CmState {
     fn prepare_connect(&self, conn: &Conn, local: &mut Local, pdata: &mut [u8]) -> Result<usize> {
+        let _timer = self.time(Callback::PrepareConnect);
         let p = shim::params();
         let limits = local_limits(local, sizes_for(&p, Role::Requester), p.remote_invalidation);
         let mut proposed = *local;
@@ -416,6 +528,7 @@ impl rdma_cm::Operations for CmState {
         peer_pdata: &[u8],
         bound: &Outcome,
     ) -> Outcome {
+        let _timer = self.time(Callback::Established);
         let peer = PrivateMessage::decode(peer_pdata);
         // Negotiate with what this side advertised and record the outcome,
         // under one lock. The transports call this only for connections
@@ -444,6 +557,7 @@ impl rdma_cm::Operations for CmState {
         local: &mut Local,
         pdata: &mut [u8],
     ) -> Result<(usize, Outcome)> {
+        let _timer = self.time(Callback::PrepareAccept);
         let p = shim::params();
         let peer = PrivateMessage::decode(peer_pdata);
         let limits = local_limits(local, sizes_for(&p, Role::Responder), p.remote_invalidation);
@@ -461,6 +575,7 @@ impl rdma_cm::Operations for CmState {
     }
 
     fn accepted(&self, conn: &Conn) {
+        let _timer = self.time(Callback::Accepted);
         self.with_entry(conn.cookie(), |e| {
             if let (Some(peer), Some(n)) = (&e.peer_msg, &e.negotiated) {
                 self.stats(Role::Responder)
@@ -470,6 +585,7 @@ impl rdma_cm::Operations for CmState {
     }
 
     fn closed(&self, conn: &Conn) {
+        let _timer = self.time(Callback::Closed);
         self.remove(conn.cookie());
     }
 }

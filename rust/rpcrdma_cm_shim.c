@@ -209,9 +209,16 @@ static int rpcrdma_cm_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rpcrdma_cm_stats);
 
+static int rpcrdma_cm_callback_times_show(struct seq_file *m, void *unused)
+{
+	rpcrdma_cm_show_callback_times(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rpcrdma_cm_callback_times);
+
 /*
- * Create <debugfs>/rpcrdma_cm/{connections,stats}. @state is handed back
- * to the show functions; it must stay valid until
+ * Create <debugfs>/rpcrdma_cm/{connections,stats,callback_times}. @state
+ * is handed back to the show functions; it must stay valid until
  * rpcrdma_cm_debugfs_remove() has returned, which waits for readers.
  *
  * debugfs is a debugging aid: when it is unavailable (debugfs=off,
@@ -232,6 +239,8 @@ void rpcrdma_cm_debugfs_create(const void *state)
 			    &rpcrdma_cm_connections_fops);
 	debugfs_create_file("stats", 0444, dir, (void *)state,
 			    &rpcrdma_cm_stats_fops);
+	debugfs_create_file("callback_times", 0444, dir, (void *)state,
+			    &rpcrdma_cm_callback_times_fops);
 	rpcrdma_cm_debugfs_dir = dir;
 }
 

@@ -33,5 +33,6 @@ bool rpcrdma_cm_conn_at_or_after(const void *state, unsigned long key,
 void rpcrdma_cm_show_connection(struct seq_file *m, const void *state,
 				unsigned long cookie);
 void rpcrdma_cm_show_stats(struct seq_file *m, const void *state);
+void rpcrdma_cm_show_callback_times(struct seq_file *m, const void *state);
 
 #endif /* RPCRDMA_CM_SHIM_H */

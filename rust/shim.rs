@@ -94,7 +94,7 @@ pub(crate) struct Debugfs {
 }
 
 impl Debugfs {
-    /// Create `rpcrdma_cm/{connections,stats}` showing the state of
+    /// Create `rpcrdma_cm/{connections,stats,callback_times}` showing the state of
     /// `registration`, which the returned value owns from now on. Without
     /// debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files and
     /// the module works all the same.
@@ -199,4 +199,20 @@ pub(crate) unsafe extern "C" fn rpcrdma_cm_show_stats(m: *mut c_void, state: *co
     // SAFETY: as documented above.
     let state = unsafe { self::state(state) };
     state.show_stats(&mut SeqWriter(m.cast()));
+}
+
+/// Show callback of `rpcrdma_cm/callback_times`.
+///
+/// # Safety
+///
+/// Called by the C side with its seq_file and the state pointer it was
+/// given at creation.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rpcrdma_cm_show_callback_times(
+    m: *mut c_void,
+    state: *const c_void,
+) {
+    // SAFETY: as documented above.
+    let state = unsafe { self::state(state) };
+    state.show_callback_times(&mut SeqWriter(m.cast()));
 }

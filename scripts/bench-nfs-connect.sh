@@ -9,7 +9,9 @@
 # with rpcrdma_cm not loaded and CONNECTS times with it loaded (defaults),
 # in four alternating rounds each so that a drift of the machine's speed
 # falls on both sides alike. Each round's JSON goes to
-# SHARED_DIR/{unloaded,loaded}-ROUND.json.
+# SHARED_DIR/{unloaded,loaded}-ROUND.json, and the module's callback_times
+# of each loaded round (the time its callbacks took, from debugfs) to
+# SHARED_DIR/callbacks-ROUND.txt.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=../selftests/rpcrdma_cm/lib.sh
@@ -23,7 +25,20 @@ nic=$(guest_nic) || error "no NIC"
 setup_rxe "$nic" >&2 || error "rxe did not come up"
 ip=$(guest_ip "$nic")
 modprobe rpcrdma || error "modprobe rpcrdma failed"
+mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug || error "no debugfs"
 start_nfsd || error "nfsd failed"
+# save_callback_times FILE: the module's callback_times once every
+# connection of the round has been closed (svcrdma frees a transport a
+# little after its requester has gone; 10 s at most).
+save_callback_times() {
+	local times=/sys/kernel/debug/rpcrdma_cm/callback_times calls
+	for _ in $(seq 1 100); do
+		calls=$(awk '$1 == "prepare_accept" || $1 == "closed" { print $2 }' "$times" | sort -u | wc -l)
+		[ "$calls" = 1 ] && break
+		sleep 0.1
+	done
+	cp "$times" "$1" || error "cannot read $times"
+}
 per_round=$((CONNECTS / ROUNDS))
 [ "$per_round" -ge 2 ] || per_round=2
 # Warm up (caches, first-connect address resolution); not measured.
@@ -34,7 +49,10 @@ for r in $(seq 1 $ROUNDS); do
 		[ $side = loaded ] && { insmod "$RPCRDMA_CM_KO" || error "insmod failed"; }
 		"$RPCRDMA_CM_TOOL" probe --json --count "$per_round" "$ip" >"$W/$side-$r.json" 2>"$W/$side-$r.err" ||
 			error "probe --count $per_round ($side, round $r): $(cat "$W/$side-$r.err")"
-		[ $side = loaded ] && { rmmod rpcrdma_cm || error "rmmod failed"; }
+		if [ $side = loaded ]; then
+			save_callback_times "$W/callbacks-$r.txt"
+			rmmod rpcrdma_cm || error "rmmod failed"
+		fi
 	done
 done
 stop_nfsd

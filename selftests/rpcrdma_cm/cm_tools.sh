@@ -11,6 +11,8 @@
 # - ping: 100 NULL calls each over TCP and over RDMA (RDMA_MSG), NFS
 #   program 100003 versions 3 and 4, none lost; an unsupported version is
 #   PROG_MISMATCH (exit 1); nothing listening gives exit 1 in time.
+# - callback_times: the responder's callbacks timed once per connection of
+#   the tool, the requester's for the NFSv4 mount.
 # - status and status --json while an NFSv4 mount is up agree with the
 #   debugfs files they read; with the module unloaded status says so.
 # The round-trip times of the pings are printed (as '# rtt ...' lines).
@@ -24,6 +26,7 @@ TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
 CONN=$D/rpcrdma_cm/connections
+TIMES=$D/rpcrdma_cm/callback_times
 OUT=$(mktemp)
 IPV6=fd00:5243:4d::1
 # Leave nothing behind for the later tests and a rerun: the IPv6 address,
@@ -63,7 +66,7 @@ PINGS="tcp 3
 tcp 4
 rdma 3
 rdma 4"
-ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1))
+ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 1 + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1 + 1))
 
 mountpoint -q $D || mount -t debugfs nodev $D
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
@@ -136,6 +139,53 @@ probe_case() {
 while IFS='|' read -r name pdata cause; do
 	ktap_test_result "probe --pdata: $name (counted as $cause)" probe_case "$pdata" "$cause"
 done <<<"$CASES"
+
+# callback_field CALLBACK FIELD: FIELD (calls, total_ns, max_ns) of
+# CALLBACK's line in callback_times.
+callback_field() {
+	grep "^$1 " $TIMES | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# callback_calls_rose CALLBACK BEFORE N: CALLBACK's calls reach BEFORE + N
+# within 10 s (closed comes when svcrdma frees the transport, a little
+# after the requester has gone) and not beyond.
+callback_calls_rose() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(callback_field "$1" calls)" -ge $(($2 + $3)) ] && break
+		sleep 0.1
+	done
+	[ "$(callback_field "$1" calls)" = $(($2 + $3)) ]
+}
+
+# Ten connects from the tool: the responder's three callbacks are timed
+# once per connection each, their time is counted, and the longest call
+# is no more than the sum.
+callback_times_responder() {
+	local cb before=() total_before=() i=0 bad=0
+	for cb in prepare_accept accepted closed; do
+		before+=("$(callback_field $cb calls)")
+		total_before+=("$(callback_field $cb total_ns)")
+	done
+	run probe --count 10 "$ip"
+	[ "$rc" = 0 ] || { show; return 1; }
+	for cb in prepare_accept accepted closed; do
+		if ! callback_calls_rose $cb "${before[$i]}" 10; then
+			ktap_print_msg "$cb: calls ${before[$i]} -> $(callback_field $cb calls), want +10"
+			bad=1
+		fi
+		if [ "$(callback_field $cb total_ns)" -le "${total_before[$i]}" ] ||
+			[ "$(callback_field $cb max_ns)" -gt "$(callback_field $cb total_ns)" ]; then
+			ktap_print_msg "$cb: total_ns ${total_before[$i]} -> $(callback_field $cb total_ns), max_ns $(callback_field $cb max_ns)"
+			bad=1
+		fi
+		i=$((i + 1))
+	done
+	sed 's/^/# /' $TIMES
+	return $bad
+}
+ktap_test_result "callback_times: 10 connects, each responder callback timed once per connection" \
+	callback_times_responder
 
 # IPv6: a unique local address on the same NIC.
 probe_ipv6() {
@@ -240,7 +290,21 @@ ktap_test_result "ping rdma to a port nobody listens on: exit 1" ping_nobody
 # status while an NFSv4 mount is up: the requester and responder rows are
 # there, and the JSON carries the same values as the debugfs lines.
 umount_rdma
+requester_before=("$(callback_field prepare_connect calls)" "$(callback_field established calls)")
 mount_rdma "$ip" 4 || ktap_exit_fail_msg "NFSv4 mount over RDMA failed"
+
+# The mount's connection: the requester's prepare_connect and established
+# were timed (a retried connect is timed again: at least one established,
+# no more established than prepare_connect).
+callback_times_requester() {
+	local connects=$(($(callback_field prepare_connect calls) - requester_before[0]))
+	local established=$(($(callback_field established calls) - requester_before[1]))
+	sed 's/^/# /' $TIMES
+	[ "$established" -ge 1 ] && [ "$established" -le "$connects" ] &&
+		[ "$(callback_field prepare_connect total_ns)" -gt 0 ] &&
+		[ "$(callback_field established total_ns)" -gt 0 ]
+}
+ktap_test_result "callback_times: the mount's requester callbacks timed" callback_times_requester
 
 status_table() {
 	run status

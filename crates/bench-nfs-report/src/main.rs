@@ -19,7 +19,7 @@ mod report;
 
 use clap::Parser;
 use model::Run;
-use report::{ConnectCost, ProbeTiming};
+use report::{CallbackCost, ConnectCost, ProbeTiming};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -52,14 +52,23 @@ struct Results<'a> {
 }
 
 /// The connect timings of both sides: every `unloaded-*.json` and
-/// `loaded-*.json` of DIR, pooled.
+/// `loaded-*.json` of DIR, pooled; with the module's callback times when
+/// DIR has the loaded rounds' `callbacks-*.txt` (`rpcrdma_cm/callback_times`).
 fn connect_cost(dir: &Path) -> Result<ConnectCost, String> {
     let mut sides = (Vec::new(), Vec::new());
+    let mut callback_files = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     names.sort();
     for p in names {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with("callbacks-") && name.ends_with(".txt") {
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            callback_files.push(
+                report::parse_callback_times(&text).map_err(|e| format!("{}: {e}", p.display()))?,
+            );
+            continue;
+        }
         let side = if name.starts_with("unloaded-") && name.ends_with(".json") {
             &mut sides.0
         } else if name.starts_with("loaded-") && name.ends_with(".json") {
@@ -72,12 +81,19 @@ fn connect_cost(dir: &Path) -> Result<ConnectCost, String> {
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
         side.extend(t.total_samples_us);
     }
-    ConnectCost::new(sides.0, sides.1).ok_or_else(|| {
+    let mut cost = ConnectCost::new(sides.0, sides.1).ok_or_else(|| {
         format!(
             "{}: no connect timings, or not as many loaded as not loaded",
             dir.display()
         )
-    })
+    })?;
+    if !callback_files.is_empty() {
+        cost.callbacks = Some(
+            CallbackCost::new(&callback_files)
+                .map_err(|e| format!("{}: callbacks-*.txt: {e}", dir.display()))?,
+        );
+    }
+    Ok(cost)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
@@ -173,6 +189,24 @@ mod tests {
         assert!(e.ends_with("not as many loaded as not loaded"), "{e}");
         side("loaded-3.json", "not json");
         assert!(connect_cost(&dir).unwrap_err().contains("loaded-3.json"));
+        std::fs::remove_file(dir.join("loaded-3.json")).unwrap();
+        // The callback times of the loaded rounds, summed.
+        assert_eq!(connect_cost(&dir).unwrap().callbacks, None);
+        for (r, ns) in [(1, 100), (2, 300)] {
+            std::fs::write(
+                dir.join(format!("callbacks-{r}.txt")),
+                format!(
+                    "prepare_accept calls=2 total_ns={ns} max_ns={ns}\n\
+                     accepted calls=2 total_ns=10 max_ns=5\n\
+                     closed calls=2 total_ns=10 max_ns=5\n"
+                ),
+            )
+            .unwrap();
+        }
+        let cb = connect_cost(&dir).unwrap().callbacks.unwrap();
+        assert_eq!((cb.connections, cb.per_connection_ns), (4, 110.0));
+        std::fs::write(dir.join("callbacks-3.txt"), "closed calls=oops").unwrap();
+        assert!(connect_cost(&dir).unwrap_err().contains("callbacks-3.txt"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

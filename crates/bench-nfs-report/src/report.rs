@@ -377,6 +377,133 @@ pub struct ConnectCost {
     pub ratio_median: f64,
     /// loaded / not loaded, means.
     pub ratio_mean: f64,
+    /// The module's own time in its callbacks, when the run kept it.
+    pub callbacks: Option<CallbackCost>,
+}
+
+/// One line of `rpcrdma_cm/callback_times`: a callback's calls and the
+/// time spent in them (nanoseconds), summed over files by [`add`](Self::add).
+#[derive(Serialize, Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallbackTime {
+    /// The callback, as the module names it.
+    pub name: String,
+    /// Calls timed.
+    pub calls: u64,
+    /// Their total time.
+    pub total_ns: u64,
+    /// The longest call.
+    pub max_ns: u64,
+}
+
+impl CallbackTime {
+    /// Fold another file's line of the same callback in.
+    fn add(&mut self, other: &CallbackTime) {
+        self.calls += other.calls;
+        self.total_ns += other.total_ns;
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
+    /// Mean time per call, nanoseconds (0 without calls).
+    pub fn mean_ns(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.total_ns as f64 / self.calls as f64
+        }
+    }
+}
+
+/// Parse the text of `rpcrdma_cm/callback_times`: lines of
+/// `NAME calls=N total_ns=N max_ns=N`.
+pub fn parse_callback_times(text: &str) -> Result<Vec<CallbackTime>, String> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let mut words = line.split_whitespace();
+        let name = words.next().unwrap_or_default();
+        let mut t = CallbackTime {
+            name: name.to_string(),
+            ..Default::default()
+        };
+        let mut seen = 0;
+        for w in words {
+            let (k, v) = w
+                .split_once('=')
+                .ok_or_else(|| format!("'{line}': '{w}' is not KEY=VALUE"))?;
+            let v: u64 = v
+                .parse()
+                .map_err(|_| format!("'{line}': '{v}' is not a count"))?;
+            match k {
+                "calls" => t.calls = v,
+                "total_ns" => t.total_ns = v,
+                "max_ns" => t.max_ns = v,
+                _ => return Err(format!("'{line}': unknown key '{k}'")),
+            }
+            seen += 1;
+        }
+        if seen != 3 {
+            return Err(format!("'{line}': want calls, total_ns and max_ns"));
+        }
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// The server's callbacks, one connection's worth of each.
+pub const RESPONDER_CALLBACKS: [&str; 3] = ["prepare_accept", "accepted", "closed"];
+
+/// The module's time in the responder's callbacks over the connect-cost
+/// run's loaded rounds.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct CallbackCost {
+    /// Connections (calls of `prepare_accept`).
+    pub connections: u64,
+    /// The responder callbacks' total time per connection, nanoseconds.
+    pub per_connection_ns: f64,
+    /// Each responder callback, summed over the rounds.
+    pub callbacks: Vec<CallbackTime>,
+}
+
+impl CallbackCost {
+    /// From the `callback_times` files of the rounds, in any order. An
+    /// error names a callback that is missing, or a round where not every
+    /// connection went through all three.
+    pub fn new(files: &[Vec<CallbackTime>]) -> Result<Self, String> {
+        let mut callbacks: Vec<CallbackTime> = RESPONDER_CALLBACKS
+            .iter()
+            .map(|n| CallbackTime {
+                name: (*n).to_string(),
+                ..Default::default()
+            })
+            .collect();
+        for (round, file) in files.iter().enumerate() {
+            let mut calls = Vec::new();
+            for sum in callbacks.iter_mut() {
+                let t = file
+                    .iter()
+                    .find(|t| t.name == sum.name)
+                    .ok_or_else(|| format!("file {}: no line for {}", round + 1, sum.name))?;
+                sum.add(t);
+                calls.push(t.calls);
+            }
+            if calls.iter().any(|c| *c != calls[0]) {
+                return Err(format!(
+                    "file {}: prepare_accept/accepted/closed calls {:?} differ",
+                    round + 1,
+                    calls
+                ));
+            }
+        }
+        let connections = callbacks[0].calls;
+        if connections == 0 {
+            return Err("no connection was timed".into());
+        }
+        let total: u64 = callbacks.iter().map(|c| c.total_ns).sum();
+        Ok(CallbackCost {
+            connections,
+            per_connection_ns: total as f64 / connections as f64,
+            callbacks,
+        })
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -408,6 +535,7 @@ impl ConnectCost {
             loaded_mean_us: lm,
             ratio_median: ld / ud,
             ratio_mean: lm / um,
+            callbacks: None,
         })
     }
 
@@ -502,6 +630,29 @@ pub fn markdown(
             c.loaded_median_us, c.loaded_mean_us
         );
         let _ = writeln!(t, "| ratio | {:.3} | {:.3} |", c.ratio_median, c.ratio_mean);
+        if let Some(cb) = &c.callbacks {
+            let _ = writeln!(
+                t,
+                "\nThe module's callbacks on the server (debugfs `callback_times`, \
+                 {} connections of the loaded rounds; nanoseconds under TCG): \
+                 {:.0} ns per connection, {:.2} % of the loaded median connect + disconnect.\n",
+                cb.connections,
+                cb.per_connection_ns,
+                100.0 * cb.per_connection_ns / (c.loaded_median_us * 1000.0)
+            );
+            let _ = writeln!(t, "| callback | calls | mean ns | max ns |");
+            let _ = writeln!(t, "| --- | ---: | ---: | ---: |");
+            for x in &cb.callbacks {
+                let _ = writeln!(
+                    t,
+                    "| {} | {} | {:.0} | {} |",
+                    x.name,
+                    x.calls,
+                    x.mean_ns(),
+                    x.max_ns
+                );
+            }
+        }
     }
     let _ = writeln!(t, "\nTargets:\n");
     for g in targets {
@@ -663,6 +814,46 @@ mod tests {
         r.workload = "create".into();
         r.threshold = 1024;
         assert!(r.payload_fits());
+    }
+
+    #[test]
+    fn callback_times_parse_and_sum() {
+        let round = |n: u64, ns: u64| {
+            parse_callback_times(&format!(
+                "prepare_connect calls=0 total_ns=0 max_ns=0\n\
+                 prepare_accept calls={n} total_ns={ns} max_ns={ns}\n\
+                 accepted calls={n} total_ns={} max_ns=7\n\
+                 closed calls={n} total_ns={} max_ns=9\n",
+                ns / 2,
+                ns / 4
+            ))
+            .unwrap()
+        };
+        let c = CallbackCost::new(&[round(2, 400), round(2, 800)]).unwrap();
+        assert_eq!(c.connections, 4);
+        assert_eq!(c.callbacks[0].total_ns, 1200);
+        assert_eq!(c.callbacks[0].max_ns, 800);
+        assert_eq!(c.callbacks[1].total_ns, 600);
+        assert_eq!(c.callbacks[2].max_ns, 9);
+        // (1200 + 600 + 300) / 4
+        assert_eq!(c.per_connection_ns, 525.0);
+        assert_eq!(c.callbacks[1].mean_ns(), 150.0);
+
+        // A round where a connection missed a callback, a missing line,
+        // no connections, and malformed text are errors.
+        let mut short = round(2, 400);
+        short[3].calls = 1;
+        assert!(CallbackCost::new(&[short]).unwrap_err().contains("differ"));
+        let missing = parse_callback_times("prepare_accept calls=1 total_ns=1 max_ns=1\n").unwrap();
+        assert!(CallbackCost::new(&[missing])
+            .unwrap_err()
+            .contains("no line for accepted"));
+        assert!(CallbackCost::new(&[round(0, 0)]).is_err());
+        assert!(CallbackCost::new(&[]).is_err());
+        assert!(parse_callback_times("closed calls=x total_ns=1 max_ns=1").is_err());
+        assert!(parse_callback_times("closed calls=1 total_ns=1").is_err());
+        assert!(parse_callback_times("closed calls=1 total_ns=1 max_ns=1 extra=2").is_err());
+        assert!(parse_callback_times("closed calls").is_err());
     }
 
     #[test]
