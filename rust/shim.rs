@@ -94,10 +94,10 @@ pub(crate) struct Debugfs {
 }
 
 impl Debugfs {
-    /// Create `rpcrdma_cm/{connections,stats,callback_times}` showing the state of
-    /// `registration`, which the returned value owns from now on. Without
-    /// debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files and
-    /// the module works all the same.
+    /// Create `rpcrdma_cm/{connections,stats,callback_times}` showing the
+    /// state of `registration`, which the returned value owns from now on.
+    /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no
+    /// files and the module works all the same.
     pub(crate) fn create(registration: Pin<KBox<Registration<CmState>>>) -> Debugfs {
         let ptr: *const CmState = registration.data();
         // SAFETY: the C side keeps the pointer for the show callbacks
@@ -123,12 +123,30 @@ impl Drop for Debugfs {
 }
 
 /// Formats text into a `struct seq_file`.
+///
+/// # Invariants
+///
+/// `self.0` is the seq_file of a show callback that is running for as long
+/// as the writer exists.
 struct SeqWriter(*mut ffi::SeqFile);
+
+impl SeqWriter {
+    /// A writer into `m`.
+    ///
+    /// # Safety
+    ///
+    /// `m` must be a live `struct seq_file` of a show callback that runs for
+    /// as long as the writer is used.
+    unsafe fn new(m: *mut c_void) -> SeqWriter {
+        // INVARIANT: per the function's contract.
+        SeqWriter(m.cast())
+    }
+}
 
 impl fmt::Write for SeqWriter {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        // SAFETY: `self.0` is the seq_file of a running show callback and
-        // `s` is valid for reads of its length.
+        // SAFETY: by the type's invariant `self.0` is the seq_file of a
+        // running show callback, and `s` is valid for reads of its length.
         unsafe { ffi::rpcrdma_cm_seq_write(self.0, s.as_ptr(), s.len()) };
         Ok(())
     }
@@ -175,44 +193,53 @@ pub(crate) unsafe extern "C" fn rpcrdma_cm_conn_at_or_after(
 ///
 /// # Safety
 ///
-/// Called by the C side with its seq_file and the state pointer it was
-/// given at creation.
+/// `m` must be a live `struct seq_file` for the duration of the call, and
+/// `state` the pointer given to `rpcrdma_cm_debugfs_create`, valid until
+/// `rpcrdma_cm_debugfs_remove` has returned (the C side calls it so).
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rpcrdma_cm_show_connection(
     m: *mut c_void,
     state: *const c_void,
     cookie: c_ulong,
 ) {
-    // SAFETY: as documented above.
+    // SAFETY: `state` is the pointer given at creation, as documented above.
     let state = unsafe { self::state(state) };
-    state.show_connection(cookie as usize, &mut SeqWriter(m.cast()));
+    // SAFETY: `m` is the seq_file of this running show callback.
+    let mut out = unsafe { SeqWriter::new(m) };
+    state.show_connection(cookie as usize, &mut out);
 }
 
 /// Show callback of `rpcrdma_cm/stats`.
 ///
 /// # Safety
 ///
-/// Called by the C side with its seq_file and the state pointer it was
-/// given at creation.
+/// `m` must be a live `struct seq_file` for the duration of the call, and
+/// `state` the pointer given to `rpcrdma_cm_debugfs_create`, valid until
+/// `rpcrdma_cm_debugfs_remove` has returned (the C side calls it so).
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rpcrdma_cm_show_stats(m: *mut c_void, state: *const c_void) {
-    // SAFETY: as documented above.
+    // SAFETY: `state` is the pointer given at creation, as documented above.
     let state = unsafe { self::state(state) };
-    state.show_stats(&mut SeqWriter(m.cast()));
+    // SAFETY: `m` is the seq_file of this running show callback.
+    let mut out = unsafe { SeqWriter::new(m) };
+    state.show_stats(&mut out);
 }
 
 /// Show callback of `rpcrdma_cm/callback_times`.
 ///
 /// # Safety
 ///
-/// Called by the C side with its seq_file and the state pointer it was
-/// given at creation.
+/// `m` must be a live `struct seq_file` for the duration of the call, and
+/// `state` the pointer given to `rpcrdma_cm_debugfs_create`, valid until
+/// `rpcrdma_cm_debugfs_remove` has returned (the C side calls it so).
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rpcrdma_cm_show_callback_times(
     m: *mut c_void,
     state: *const c_void,
 ) {
-    // SAFETY: as documented above.
+    // SAFETY: `state` is the pointer given at creation, as documented above.
     let state = unsafe { self::state(state) };
-    state.show_callback_times(&mut SeqWriter(m.cast()));
+    // SAFETY: `m` is the seq_file of this running show callback.
+    let mut out = unsafe { SeqWriter::new(m) };
+    state.show_callback_times(&mut out);
 }

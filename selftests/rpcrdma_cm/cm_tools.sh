@@ -66,7 +66,9 @@ PINGS="tcp 3
 tcp 4
 rdma 3
 rdma 4"
-ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 1 + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 4 + 1 + 1))
+# probe 3, cases, callback_times 1, IPv6/siw 5, pings, text 2, errors 3,
+# callback_times of the mount 1 and status 4, unloaded 1.
+ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 1 + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 1 + 4 + 1))
 
 mountpoint -q $D || mount -t debugfs nodev $D
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
@@ -140,47 +142,47 @@ while IFS='|' read -r name pdata cause; do
 	ktap_test_result "probe --pdata: $name (counted as $cause)" probe_case "$pdata" "$cause"
 done <<<"$CASES"
 
-# callback_field CALLBACK FIELD: FIELD (calls, total_ns, max_ns) of
-# CALLBACK's line in callback_times.
+# callback_field ROLE CALLBACK FIELD: FIELD (calls, total_ns, max_ns) of
+# the "ROLE CALLBACK" line of callback_times.
 callback_field() {
-	grep "^$1 " $TIMES | tr ' ' '\n' | sed -n "s/^$2=//p"
+	grep "^$1 $2 " $TIMES | tr ' ' '\n' | sed -n "s/^$3=//p"
 }
 
-# callback_calls_rose CALLBACK BEFORE N: CALLBACK's calls reach BEFORE + N
-# within 10 s (closed comes when svcrdma frees the transport, a little
-# after the requester has gone) and not beyond.
-callback_calls_rose() {
-	local i
-	for i in $(seq 1 100); do
-		[ "$(callback_field "$1" calls)" -ge $(($2 + $3)) ] && break
-		sleep 0.1
-	done
-	[ "$(callback_field "$1" calls)" = $(($2 + $3)) ]
-}
-
-# Ten connects from the tool: the responder's three callbacks are timed
-# once per connection each, their time is counted, and the longest call
-# is no more than the sum.
-callback_times_responder() {
-	local cb before=() total_before=() i=0 bad=0
+# Each responder callback's calls, total_ns and max_ns, one line each.
+responder_times() {
+	local cb
 	for cb in prepare_accept accepted closed; do
-		before+=("$(callback_field $cb calls)")
-		total_before+=("$(callback_field $cb total_ns)")
+		echo "$cb $(callback_field responder $cb calls) $(callback_field responder $cb total_ns)" \
+			"$(callback_field responder $cb max_ns)"
 	done
+}
+
+# Ten connects from the tool: once every earlier connection has been
+# closed (svcrdma frees a transport a little after its requester has
+# gone), each responder callback is timed exactly once per connection,
+# its total time rises, and its longest call is at least its mean; the
+# requester's lines do not move.
+callback_times_responder() {
+	local before after requester_before bad=0 cb calls total max c0 t0
+	settle_callback_times || { ktap_print_msg "closed never caught up with prepare_accept"; return 1; }
+	before=$(responder_times)
+	requester_before=$(grep '^requester ' $TIMES)
 	run probe --count 10 "$ip"
 	[ "$rc" = 0 ] || { show; return 1; }
-	for cb in prepare_accept accepted closed; do
-		if ! callback_calls_rose $cb "${before[$i]}" 10; then
-			ktap_print_msg "$cb: calls ${before[$i]} -> $(callback_field $cb calls), want +10"
+	settle_callback_times || ktap_print_msg "closed did not catch up with prepare_accept in 10 s"
+	after=$(responder_times)
+	while read -r cb calls total max; do
+		read -r c0 t0 <<<"$(echo "$before" | awk -v c="$cb" '$1 == c { print $2, $3 }')"
+		if [ "$calls" != $((c0 + 10)) ] || [ "$total" -le "$t0" ] || [ "$max" -lt 1 ] ||
+			[ $((max * calls)) -lt "$total" ]; then
+			ktap_print_msg "$cb: calls $c0 -> $calls (want +10), total_ns $t0 -> $total, max_ns $max"
 			bad=1
 		fi
-		if [ "$(callback_field $cb total_ns)" -le "${total_before[$i]}" ] ||
-			[ "$(callback_field $cb max_ns)" -gt "$(callback_field $cb total_ns)" ]; then
-			ktap_print_msg "$cb: total_ns ${total_before[$i]} -> $(callback_field $cb total_ns), max_ns $(callback_field $cb max_ns)"
-			bad=1
-		fi
-		i=$((i + 1))
-	done
+	done <<<"$after"
+	if [ "$(grep '^requester ' $TIMES)" != "$requester_before" ]; then
+		ktap_print_msg "requester lines moved"
+		bad=1
+	fi
 	sed 's/^/# /' $TIMES
 	return $bad
 }
@@ -290,19 +292,23 @@ ktap_test_result "ping rdma to a port nobody listens on: exit 1" ping_nobody
 # status while an NFSv4 mount is up: the requester and responder rows are
 # there, and the JSON carries the same values as the debugfs lines.
 umount_rdma
-requester_before=("$(callback_field prepare_connect calls)" "$(callback_field established calls)")
+requester_before=("$(callback_field requester prepare_connect calls)"
+	"$(callback_field requester prepare_connect total_ns)"
+	"$(callback_field requester established calls)"
+	"$(callback_field requester established total_ns)")
 mount_rdma "$ip" 4 || ktap_exit_fail_msg "NFSv4 mount over RDMA failed"
 
 # The mount's connection: the requester's prepare_connect and established
-# were timed (a retried connect is timed again: at least one established,
-# no more established than prepare_connect).
+# were timed, and their time rose (a retried connect is timed again: at
+# least one established, no more established than prepare_connect).
 callback_times_requester() {
-	local connects=$(($(callback_field prepare_connect calls) - requester_before[0]))
-	local established=$(($(callback_field established calls) - requester_before[1]))
+	local connects established
+	connects=$(($(callback_field requester prepare_connect calls) - requester_before[0]))
+	established=$(($(callback_field requester established calls) - requester_before[2]))
 	sed 's/^/# /' $TIMES
 	[ "$established" -ge 1 ] && [ "$established" -le "$connects" ] &&
-		[ "$(callback_field prepare_connect total_ns)" -gt 0 ] &&
-		[ "$(callback_field established total_ns)" -gt 0 ]
+		[ "$(callback_field requester prepare_connect total_ns)" -gt "${requester_before[1]}" ] &&
+		[ "$(callback_field requester established total_ns)" -gt "${requester_before[3]}" ]
 }
 ktap_test_result "callback_times: the mount's requester callbacks timed" callback_times_requester
 

@@ -295,3 +295,18 @@ skip_unless_root() {
 		exit "$KSFT_SKIP"
 	fi
 }
+
+# settle_callback_times: wait (10 s at most) until rpcrdma_cm's responder
+# has closed as many connections as it prepared: svcrdma frees a
+# transport, and the module's closed callback runs, a little after the
+# requester has gone. Fails if they still differ.
+settle_callback_times() {
+	local times=/sys/kernel/debug/rpcrdma_cm/callback_times
+	[ -r $times ] || return 1
+	for _ in $(seq 1 100); do
+		[ "$(awk '$1 == "responder" && ($2 == "prepare_accept" || $2 == "closed") { print $3 }' $times |
+			sort -u | wc -l)" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

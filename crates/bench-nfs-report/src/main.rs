@@ -53,8 +53,10 @@ struct Results<'a> {
 
 /// The connect timings of both sides: every `unloaded-*.json` and
 /// `loaded-*.json` of DIR, pooled; with the module's callback times when
-/// DIR has the loaded rounds' `callbacks-*.txt` (`rpcrdma_cm/callback_times`).
-fn connect_cost(dir: &Path) -> Result<ConnectCost, String> {
+/// DIR has the loaded rounds' `callbacks-*.txt` (`rpcrdma_cm/callback_times`,
+/// one per `loaded-*.json`). A problem with the callback times alone is
+/// returned beside the connect cost, which stands without them.
+fn connect_cost(dir: &Path) -> Result<(ConnectCost, Option<String>), String> {
     let mut sides = (Vec::new(), Vec::new());
     let mut callback_files = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -63,10 +65,10 @@ fn connect_cost(dir: &Path) -> Result<ConnectCost, String> {
     for p in names {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         if name.starts_with("callbacks-") && name.ends_with(".txt") {
-            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-            callback_files.push(
-                report::parse_callback_times(&text).map_err(|e| format!("{}: {e}", p.display()))?,
-            );
+            callback_files.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).map_err(|e| e.to_string()),
+            ));
             continue;
         }
         let side = if name.starts_with("unloaded-") && name.ends_with(".json") {
@@ -87,13 +89,33 @@ fn connect_cost(dir: &Path) -> Result<ConnectCost, String> {
             dir.display()
         )
     })?;
-    if !callback_files.is_empty() {
-        cost.callbacks = Some(
-            CallbackCost::new(&callback_files)
-                .map_err(|e| format!("{}: callbacks-*.txt: {e}", dir.display()))?,
-        );
+    if callback_files.is_empty() {
+        return Ok((cost, None));
     }
-    Ok(cost)
+    let parsed: Result<Vec<_>, String> = callback_files
+        .into_iter()
+        .map(|(name, text)| {
+            text.and_then(|t| report::parse_callback_times(&t))
+                .map(|lines| (name.clone(), lines))
+                .map_err(|e| format!("{name}: {e}"))
+        })
+        .collect();
+    match parsed.and_then(|files| CallbackCost::new(&files)) {
+        Ok(cb) if cb.connections as usize == cost.connects => {
+            cost.callbacks = Some(cb);
+            Ok((cost, None))
+        }
+        Ok(cb) => Ok((
+            cost.clone(),
+            Some(format!(
+                "{}: callbacks-*.txt count {} connections, the loaded rounds {}: callback times left out",
+                dir.display(),
+                cb.connections,
+                cost.connects
+            )),
+        )),
+        Err(e) => Ok((cost, Some(format!("{e}: callback times left out")))),
+    }
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
@@ -106,9 +128,16 @@ fn main() -> ExitCode {
     let mut failed = false;
     let mut runs = Vec::new();
     let mut cost = None;
+    let mut callbacks_failed = false;
     for dir in &cli.runs {
         let result = if dir.file_name().is_some_and(|n| n == "connect-cost") {
-            connect_cost(dir).map(|c| cost = Some(c))
+            connect_cost(dir).map(|(c, callback_error)| {
+                if let Some(e) = callback_error {
+                    eprintln!("bench-nfs-report: {e}");
+                    callbacks_failed = true;
+                }
+                cost = Some(c)
+            })
         } else {
             Run::load(dir).map(|r| runs.push(r))
         };
@@ -150,7 +179,7 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     print!("{table}");
-    ExitCode::from(u8::from(failed))
+    ExitCode::from(u8::from(failed || callbacks_failed))
 }
 
 #[cfg(test)]
@@ -180,7 +209,7 @@ mod tests {
         side("loaded-1.json", "110, 290");
         side("loaded-2.json", "210, 390");
         std::fs::write(dir.join("loaded-1.err"), "").unwrap();
-        let c = connect_cost(&dir).unwrap();
+        let (c, _) = connect_cost(&dir).unwrap();
         assert_eq!(c.connects, 4);
         assert_eq!((c.unloaded_median_us, c.loaded_median_us), (250.0, 250.0));
         // A side with fewer connects than the other is an error.
@@ -191,22 +220,42 @@ mod tests {
         assert!(connect_cost(&dir).unwrap_err().contains("loaded-3.json"));
         std::fs::remove_file(dir.join("loaded-3.json")).unwrap();
         // The callback times of the loaded rounds, summed.
-        assert_eq!(connect_cost(&dir).unwrap().callbacks, None);
+        assert_eq!(connect_cost(&dir).unwrap().0.callbacks, None);
         for (r, ns) in [(1, 100), (2, 300)] {
             std::fs::write(
                 dir.join(format!("callbacks-{r}.txt")),
                 format!(
-                    "prepare_accept calls=2 total_ns={ns} max_ns={ns}\n\
-                     accepted calls=2 total_ns=10 max_ns=5\n\
-                     closed calls=2 total_ns=10 max_ns=5\n"
+                    "responder prepare_accept calls=2 total_ns={ns} max_ns={ns}\n\
+                     responder accepted calls=2 total_ns=10 max_ns=5\n\
+                     responder closed calls=2 total_ns=10 max_ns=5\n"
                 ),
             )
             .unwrap();
         }
-        let cb = connect_cost(&dir).unwrap().callbacks.unwrap();
+        let (c, e) = connect_cost(&dir).unwrap();
+        assert_eq!(e, None);
+        let cb = c.callbacks.unwrap();
         assert_eq!((cb.connections, cb.per_connection_ns), (4, 110.0));
-        std::fs::write(dir.join("callbacks-3.txt"), "closed calls=oops").unwrap();
-        assert!(connect_cost(&dir).unwrap_err().contains("callbacks-3.txt"));
+        // A bad file: the connect cost stands, the error names the file.
+        std::fs::write(dir.join("callbacks-3.txt"), "responder closed calls=oops").unwrap();
+        let (c, e) = connect_cost(&dir).unwrap();
+        assert_eq!(c.callbacks, None);
+        assert!(e
+            .unwrap()
+            .contains("callbacks-3.txt: 'responder closed calls=oops'"));
+        // A stale file: more connections than the loaded rounds timed.
+        std::fs::write(
+            dir.join("callbacks-3.txt"),
+            "responder prepare_accept calls=2 total_ns=1 max_ns=1\n\
+             responder accepted calls=2 total_ns=1 max_ns=1\n\
+             responder closed calls=2 total_ns=1 max_ns=1\n",
+        )
+        .unwrap();
+        let (c, e) = connect_cost(&dir).unwrap();
+        assert_eq!(c.callbacks, None);
+        assert!(e
+            .unwrap()
+            .contains("count 6 connections, the loaded rounds 4"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

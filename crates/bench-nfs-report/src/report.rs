@@ -385,7 +385,8 @@ pub struct ConnectCost {
 /// time spent in them (nanoseconds), summed over files by [`add`](Self::add).
 #[derive(Serialize, Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallbackTime {
-    /// The callback, as the module names it.
+    /// The role and the callback, as the module names them
+    /// (`responder prepare_accept`).
     pub name: String,
     /// Calls timed.
     pub calls: u64,
@@ -396,11 +397,17 @@ pub struct CallbackTime {
 }
 
 impl CallbackTime {
-    /// Fold another file's line of the same callback in.
-    fn add(&mut self, other: &CallbackTime) {
-        self.calls += other.calls;
-        self.total_ns += other.total_ns;
+    /// Fold another file's line of the same callback in; an error if a sum
+    /// overflows.
+    fn add(&mut self, other: &CallbackTime) -> Result<(), String> {
+        let overflow = || format!("{}: the sum overflows", self.name);
+        self.calls = self.calls.checked_add(other.calls).ok_or_else(overflow)?;
+        self.total_ns = self
+            .total_ns
+            .checked_add(other.total_ns)
+            .ok_or_else(overflow)?;
         self.max_ns = self.max_ns.max(other.max_ns);
+        Ok(())
     }
 
     /// Mean time per call, nanoseconds (0 without calls).
@@ -414,42 +421,59 @@ impl CallbackTime {
 }
 
 /// Parse the text of `rpcrdma_cm/callback_times`: lines of
-/// `NAME calls=N total_ns=N max_ns=N`.
+/// `ROLE CALLBACK calls=N total_ns=N max_ns=N`, each key once, each
+/// callback once.
 pub fn parse_callback_times(text: &str) -> Result<Vec<CallbackTime>, String> {
-    let mut out = Vec::new();
+    let mut out: Vec<CallbackTime> = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let mut words = line.split_whitespace();
-        let name = words.next().unwrap_or_default();
-        let mut t = CallbackTime {
-            name: name.to_string(),
-            ..Default::default()
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let [role, callback, counters @ ..] = words.as_slice() else {
+            return Err(format!(
+                "'{line}': want ROLE CALLBACK calls=N total_ns=N max_ns=N"
+            ));
         };
-        let mut seen = 0;
-        for w in words {
+        let mut values: [Option<u64>; 3] = [None; 3];
+        for w in counters {
             let (k, v) = w
                 .split_once('=')
                 .ok_or_else(|| format!("'{line}': '{w}' is not KEY=VALUE"))?;
-            let v: u64 = v
-                .parse()
-                .map_err(|_| format!("'{line}': '{v}' is not a count"))?;
-            match k {
-                "calls" => t.calls = v,
-                "total_ns" => t.total_ns = v,
-                "max_ns" => t.max_ns = v,
+            let slot = match k {
+                "calls" => &mut values[0],
+                "total_ns" => &mut values[1],
+                "max_ns" => &mut values[2],
                 _ => return Err(format!("'{line}': unknown key '{k}'")),
+            };
+            if slot.is_some() {
+                return Err(format!("'{line}': '{k}' twice"));
             }
-            seen += 1;
+            *slot = Some(
+                v.parse()
+                    .map_err(|_| format!("'{line}': '{v}' is not a count"))?,
+            );
         }
-        if seen != 3 {
+        let [Some(calls), Some(total_ns), Some(max_ns)] = values else {
             return Err(format!("'{line}': want calls, total_ns and max_ns"));
+        };
+        let name = format!("{role} {callback}");
+        if out.iter().any(|t| t.name == name) {
+            return Err(format!("'{line}': {name} twice"));
         }
-        out.push(t);
+        out.push(CallbackTime {
+            name,
+            calls,
+            total_ns,
+            max_ns,
+        });
     }
     Ok(out)
 }
 
 /// The server's callbacks, one connection's worth of each.
-pub const RESPONDER_CALLBACKS: [&str; 3] = ["prepare_accept", "accepted", "closed"];
+pub const RESPONDER_CALLBACKS: [&str; 3] = [
+    "responder prepare_accept",
+    "responder accepted",
+    "responder closed",
+];
 
 /// The module's time in the responder's callbacks over the connect-cost
 /// run's loaded rounds.
@@ -464,10 +488,11 @@ pub struct CallbackCost {
 }
 
 impl CallbackCost {
-    /// From the `callback_times` files of the rounds, in any order. An
-    /// error names a callback that is missing, or a round where not every
-    /// connection went through all three.
-    pub fn new(files: &[Vec<CallbackTime>]) -> Result<Self, String> {
+    /// From the `callback_times` files of the rounds, each with its name
+    /// for the errors. An error names the file where a callback is
+    /// missing, or where a connection was prepared but not closed (or
+    /// accepted more often than prepared).
+    pub fn new(files: &[(String, Vec<CallbackTime>)]) -> Result<Self, String> {
         let mut callbacks: Vec<CallbackTime> = RESPONDER_CALLBACKS
             .iter()
             .map(|n| CallbackTime {
@@ -475,21 +500,22 @@ impl CallbackCost {
                 ..Default::default()
             })
             .collect();
-        for (round, file) in files.iter().enumerate() {
-            let mut calls = Vec::new();
-            for sum in callbacks.iter_mut() {
-                let t = file
+        for (file, lines) in files {
+            let mut calls = [0u64; 3];
+            for (sum, c) in callbacks.iter_mut().zip(calls.iter_mut()) {
+                let t = lines
                     .iter()
                     .find(|t| t.name == sum.name)
-                    .ok_or_else(|| format!("file {}: no line for {}", round + 1, sum.name))?;
-                sum.add(t);
-                calls.push(t.calls);
+                    .ok_or_else(|| format!("{file}: no line for {}", sum.name))?;
+                sum.add(t).map_err(|e| format!("{file}: {e}"))?;
+                *c = t.calls;
             }
-            if calls.iter().any(|c| *c != calls[0]) {
+            // An accept that failed is prepared and closed, not accepted.
+            let [prepared, accepted, closed] = calls;
+            if closed != prepared || accepted > prepared {
                 return Err(format!(
-                    "file {}: prepare_accept/accepted/closed calls {:?} differ",
-                    round + 1,
-                    calls
+                    "{file}: {prepared} prepared, {accepted} accepted, {closed} closed: \
+                     want as many closed as prepared, no more accepted"
                 ));
             }
         }
@@ -497,10 +523,10 @@ impl CallbackCost {
         if connections == 0 {
             return Err("no connection was timed".into());
         }
-        let total: u64 = callbacks.iter().map(|c| c.total_ns).sum();
+        let total = callbacks.iter().map(|c| c.total_ns as f64).sum::<f64>();
         Ok(CallbackCost {
             connections,
-            per_connection_ns: total as f64 / connections as f64,
+            per_connection_ns: total / connections as f64,
             callbacks,
         })
     }
@@ -819,41 +845,81 @@ mod tests {
     #[test]
     fn callback_times_parse_and_sum() {
         let round = |n: u64, ns: u64| {
-            parse_callback_times(&format!(
-                "prepare_connect calls=0 total_ns=0 max_ns=0\n\
-                 prepare_accept calls={n} total_ns={ns} max_ns={ns}\n\
-                 accepted calls={n} total_ns={} max_ns=7\n\
-                 closed calls={n} total_ns={} max_ns=9\n",
+            let text = format!(
+                "requester prepare_connect calls=0 total_ns=0 max_ns=0\n\
+                 requester closed calls=5 total_ns=50 max_ns=20\n\
+                 responder prepare_accept calls={n} total_ns={ns} max_ns={ns}\n\
+                 responder accepted calls={n} total_ns={} max_ns=7\n\
+                 responder closed calls={n} total_ns={} max_ns=9\n",
                 ns / 2,
                 ns / 4
-            ))
-            .unwrap()
+            );
+            parse_callback_times(&text).unwrap()
         };
-        let c = CallbackCost::new(&[round(2, 400), round(2, 800)]).unwrap();
+        let files = [
+            ("a".to_string(), round(2, 400)),
+            ("b".to_string(), round(2, 800)),
+        ];
+        let c = CallbackCost::new(&files).unwrap();
         assert_eq!(c.connections, 4);
         assert_eq!(c.callbacks[0].total_ns, 1200);
         assert_eq!(c.callbacks[0].max_ns, 800);
         assert_eq!(c.callbacks[1].total_ns, 600);
         assert_eq!(c.callbacks[2].max_ns, 9);
-        // (1200 + 600 + 300) / 4
+        // (1200 + 600 + 300) / 4; the requester's closed is not counted.
         assert_eq!(c.per_connection_ns, 525.0);
         assert_eq!(c.callbacks[1].mean_ns(), 150.0);
 
-        // A round where a connection missed a callback, a missing line,
-        // no connections, and malformed text are errors.
-        let mut short = round(2, 400);
-        short[3].calls = 1;
-        assert!(CallbackCost::new(&[short]).unwrap_err().contains("differ"));
-        let missing = parse_callback_times("prepare_accept calls=1 total_ns=1 max_ns=1\n").unwrap();
-        assert!(CallbackCost::new(&[missing])
-            .unwrap_err()
-            .contains("no line for accepted"));
-        assert!(CallbackCost::new(&[round(0, 0)]).is_err());
+        // A failed accept: prepared and closed, not accepted.
+        let mut failed_accept = round(2, 400);
+        failed_accept[3].calls = 1;
+        assert!(CallbackCost::new(&[("f".into(), failed_accept)]).is_ok());
+        // A connection not closed, or accepted twice, names its file.
+        let mut unclosed = round(2, 400);
+        unclosed[4].calls = 1;
+        let e = CallbackCost::new(&[("r3.txt".into(), unclosed)]).unwrap_err();
+        assert!(
+            e.starts_with("r3.txt: 2 prepared, 2 accepted, 1 closed"),
+            "{e}"
+        );
+        let mut twice = round(2, 400);
+        twice[3].calls = 3;
+        twice[4].calls = 2;
+        assert!(CallbackCost::new(&[("t".into(), twice)]).is_err());
+        let missing =
+            parse_callback_times("responder prepare_accept calls=1 total_ns=1 max_ns=1").unwrap();
+        let e = CallbackCost::new(&[("m.txt".into(), missing)]).unwrap_err();
+        assert_eq!(e, "m.txt: no line for responder accepted");
+        assert!(CallbackCost::new(&[("z".into(), round(0, 0))]).is_err());
         assert!(CallbackCost::new(&[]).is_err());
-        assert!(parse_callback_times("closed calls=x total_ns=1 max_ns=1").is_err());
-        assert!(parse_callback_times("closed calls=1 total_ns=1").is_err());
-        assert!(parse_callback_times("closed calls=1 total_ns=1 max_ns=1 extra=2").is_err());
-        assert!(parse_callback_times("closed calls").is_err());
+        // Sums that overflow are an error, not a panic or a wrap.
+        let big = |ns: &str| {
+            parse_callback_times(&format!(
+                "responder prepare_accept calls=1 total_ns={ns} max_ns=1\n\
+                 responder accepted calls=1 total_ns=1 max_ns=1\n\
+                 responder closed calls=1 total_ns=1 max_ns=1\n"
+            ))
+            .unwrap()
+        };
+        let e = CallbackCost::new(&[
+            ("x".into(), big("18446744073709551615")),
+            ("y".into(), big("1")),
+        ])
+        .unwrap_err();
+        assert_eq!(e, "y: responder prepare_accept: the sum overflows");
+
+        // Malformed text.
+        for bad in [
+            "responder closed calls=x total_ns=1 max_ns=1",
+            "responder closed calls=1 total_ns=1",
+            "responder closed calls=1 total_ns=1 max_ns=1 extra=2",
+            "responder closed calls=1 calls=2 calls=3",
+            "responder closed calls",
+            "closed",
+            "responder closed calls=1 total_ns=1 max_ns=1\nresponder closed calls=1 total_ns=1 max_ns=1",
+        ] {
+            assert!(parse_callback_times(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
