@@ -27,6 +27,11 @@ D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
 CONN=$D/rpcrdma_cm/connections
 TIMES=$D/rpcrdma_cm/callback_times
+# What every probe and ping that must succeed waits for each step (-W;
+# the tool's default is 5 s). On the debug kernel (KASAN under TCG, other
+# guests on the cores) a siw connect and, once, an address resolution
+# took longer than 5 s. An answer still returns at once.
+WAIT=20
 OUT=$(mktemp)
 IPV6=fd00:5243:4d::1
 # Leave nothing behind for the later tests and a rerun: the IPv6 address,
@@ -91,7 +96,7 @@ show() {
 # probe_flags WANT: a default probe is accepted (exit 0) and the server's
 # private data conforms with flags WANT (0 stock, 1 rpcrdma_cm).
 probe_flags() {
-	run probe --json "$ip"
+	run probe -W $WAIT --json "$ip"
 	if [ "$rc" != 0 ] || [ "$(jq -r '.received.message.flags' "$OUT")" != "$1" ] ||
 		[ "$(jq -r '.received.conformance' "$OUT")" != ok ]; then
 		show
@@ -105,7 +110,7 @@ ktap_test_result "probe: the stock server answers flags 00" probe_flags 0
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 ktap_test_result "probe: with rpcrdma_cm loaded the server answers flags 01" probe_flags 1
 probe_text() {
-	run probe "$ip"
+	run probe -W $WAIT "$ip"
 	show
 	[ "$rc" = 0 ] && grep -q "^  raw: f6ab0e1801010303 + 188 zero octets (196 octets)$" "$OUT" &&
 		grep -q "^this side (requester) negotiates:$" "$OUT"
@@ -127,7 +132,7 @@ probe_case() {
 	*) arg=(--pdata "$1") ;;
 	esac
 	before=$(counter "$2")
-	run probe --json "${arg[@]}" "$ip"
+	run probe -W $WAIT --json "${arg[@]}" "$ip"
 	after=$(counter "$2")
 	case $2 in conforming | reserved_flags) want_send=4096 ;; *) want_send=1024 ;; esac
 	if [ "$rc" != 0 ] || [ "$(jq -r '.received.raw[0:16]' "$OUT")" != f6ab0e1801010303 ] ||
@@ -167,7 +172,7 @@ callback_times_responder() {
 	settle_callback_times || { ktap_print_msg "closed never caught up with prepare_accept"; return 1; }
 	before=$(responder_times)
 	requester_before=$(grep '^requester ' $TIMES)
-	run probe --count 10 "$ip"
+	run probe -W $WAIT --count 10 "$ip"
 	[ "$rc" = 0 ] || { show; return 1; }
 	settle_callback_times || ktap_print_msg "closed did not catch up with prepare_accept in 10 s"
 	after=$(responder_times)
@@ -192,7 +197,7 @@ ktap_test_result "callback_times: 10 connects, each responder callback timed onc
 # IPv6: a unique local address on the same NIC.
 probe_ipv6() {
 	ip -6 addr add $IPV6/64 dev "$nic" nodad 2>/dev/null
-	run probe --json "[$IPV6]"
+	run probe -W $WAIT --json "[$IPV6]"
 	if [ "$rc" != 0 ] || [ "$(jq -r '.received.message.flags' "$OUT")" != 1 ]; then
 		show
 		return 1
@@ -200,7 +205,7 @@ probe_ipv6() {
 }
 ktap_test_result "probe over IPv6" probe_ipv6
 ping_ipv6() {
-	run ping --json -t "$1" -c 10 -i 0 -W 10 "[$IPV6]"
+	run ping --json -t "$1" -c 10 -i 0 -W $WAIT "[$IPV6]"
 	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received) \(.lost)"' "$OUT")" != "10 0" ]; then
 		show
 		return 1
@@ -222,7 +227,7 @@ siw_up() {
 }
 probe_siw() {
 	siw_up || { ktap_print_msg "siw on a dummy interface failed"; return 1; }
-	run probe --json $SIW_IP
+	run probe -W $WAIT --json $SIW_IP
 	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received.raw) \(.received.len)"' "$OUT")" != "f6ab0e1801010303 8" ]; then
 		show
 		return 1
@@ -230,7 +235,7 @@ probe_siw() {
 }
 ktap_test_result "probe over siw (iWARP): the server's 8 octets, unpadded" probe_siw
 ping_siw() {
-	run ping --json -t rdma -c 20 -i 0 -W 10 $SIW_IP
+	run ping --json -t rdma -c 20 -i 0 -W $WAIT $SIW_IP
 	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.received) \(.lost)"' "$OUT")" != "20 0" ]; then
 		show
 		return 1
@@ -240,13 +245,9 @@ ping_siw() {
 }
 ktap_test_result "ping rdma over siw: 20 calls, 0 lost" ping_siw
 
-# Every ping that must succeed waits 10 s (-W) for its connection and each
-# reply, not the default 5: on the debug kernel (KASAN under TCG, other
-# guests on the cores) a siw connect once took longer than 5 s.
-
 # ping_ok TRANSPORT VERSION: 100 NULL calls, all answered with SUCCESS.
 ping_ok() {
-	run ping --json -t "$1" -V "$2" -c 100 -i 0 -W 10 "$ip"
+	run ping --json -t "$1" -V "$2" -c 100 -i 0 -W $WAIT "$ip"
 	if [ "$rc" != 0 ] || [ "$(jq -r '"\(.sent) \(.received) \(.failed) \(.lost)"' "$OUT")" != "100 100 0 0" ]; then
 		show
 		ktap_print_msg "exit $rc"
@@ -261,7 +262,7 @@ done <<<"$PINGS"
 
 # The text form: a line per reply like ping's, then the summary.
 ping_text() {
-	run ping -t "$1" -c 3 -i 0.2 -W 10 "$ip"
+	run ping -t "$1" -c 3 -i 0.2 -W $WAIT "$ip"
 	show
 	[ "$rc" = 0 ] && [ "$(grep -c "^reply from .* SUCCESS time=" "$OUT")" = 3 ] &&
 		grep -q "^3 calls sent, 3 replies, 0 not SUCCESS, 0 lost (0% loss)$" "$OUT" &&
@@ -272,7 +273,7 @@ ktap_test_result "ping rdma text output" ping_text rdma
 
 # An unsupported version: PROG_MISMATCH with the supported range, exit 1.
 ping_mismatch() {
-	run ping -t "$1" -V 9 -c 1 "$ip"
+	run ping -W $WAIT -t "$1" -V 9 -c 1 "$ip"
 	if [ "$rc" != 1 ] || ! grep -q 'PROG_MISMATCH (versions [0-9]*\.\.4)' "$OUT"; then
 		show
 		return 1
