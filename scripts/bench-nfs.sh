@@ -271,8 +271,10 @@ if [ "$connects" -gt 0 ]; then
 		[ $((s % RPCRDMA_CM_PROGRESS_SECS)) -eq 0 ] &&
 			printf '  ... connect cost: %dm%02ds, %s\n' $((s / 60)) $((s % 60)) "$(cat "$d/progress" 2>/dev/null || echo booting)"
 	done
-	if ! wait "$cpid" || [ ! -e "$d/done" ] || [ -s "$d/error" ]; then
-		echo "bench-nfs: connect cost failed: $(cat "$d/error" 2>/dev/null); console: $d/console" >&2
+	crc=0
+	wait "$cpid" || crc=$?
+	if [ $crc != 0 ] || [ ! -e "$d/done" ] || [ -s "$d/error" ]; then
+		echo "bench-nfs: connect cost failed: guest exit status $crc, script $([ -e "$d/done" ] && echo finished || echo "did not finish"): $(cat "$d/error" 2>/dev/null || echo "no error file"); console: $d/console" >&2
 		failed=1
 	fi
 fi
