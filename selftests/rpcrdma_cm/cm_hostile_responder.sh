@@ -155,9 +155,10 @@ run_cases() {
 	local served last=-1 stalled_at=0
 	while :; do
 		served=$(grep -c '^conn ' "$WORK/$name.log" 2>/dev/null)
-		[ "${served:-0}" -lt "$n" ] || break
-		if [ "${served:-0}" -gt "$last" ]; then
-			last=${served:-0}
+		served=${served:-0}
+		[ "$served" -lt "$n" ] || break
+		if [ "$served" -gt "$last" ]; then
+			last=$served
 			stalled_at=$(($(date +%s) + 120))
 		fi
 		[ "$(date +%s)" -lt $stalled_at ] || break
