@@ -5,9 +5,11 @@
 #
 #   scripts/build-kernel.sh [--print-dir] [default|debug]
 #
-# The tree lives outside the repository, in $RPCRDMA_CM_CACHE/kernel-<variant>-<hash>,
-# where <hash> covers every input: the source tarball and package version, each
-# patch in patches/ (in order), the kconfig fragments, the toolchain versions and
+# The kernel base is RPCRDMA_CM_KBASE (6.12 or 7.3, see lib.sh): its Debian
+# source and its series, patches/<base>/. The tree lives outside the
+# repository, in $RPCRDMA_CM_CACHE/kernel-<base>-<variant>-<hash>, where
+# <hash> covers every input: the source tarball and package version, each
+# patch of the series (in order), the kconfig fragments, the toolchain versions and
 # this script. An unchanged input set reuses the tree; any change builds a new
 # one. --print-dir prints that directory without building.
 set -euo pipefail
@@ -23,15 +25,15 @@ for a in "$@"; do
 	esac
 done
 
-fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config")
+fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config" "$RPCRDMA_CM_TOP/kconfig/base-$RPCRDMA_CM_KBASE.config")
 [ "$variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
 shopt -s nullglob
-patches=("$RPCRDMA_CM_TOP"/patches/*.patch)
+patches=("$KBASE_PATCHES"/*.patch)
 shopt -u nullglob
 
 input_hash() {
 	{
-		echo "tarball $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)"
+		echo "base $RPCRDMA_CM_KBASE tarball $(kbase_source_version)"
 		stat -c '%s %Y' "$LINUX_TARBALL" 2>/dev/null || echo "no tarball"
 		echo "variant $variant"
 		echo "make $(kernel_make_args)"
@@ -45,7 +47,7 @@ input_hash() {
 	} | sha256sum | cut -c1-16
 }
 
-dir=$RPCRDMA_CM_CACHE/kernel-$variant-$(input_hash)
+dir=$RPCRDMA_CM_CACHE/kernel-$RPCRDMA_CM_KBASE-$variant-$(input_hash)
 if [ $print_only = 1 ]; then
 	echo "$dir/linux"
 	exit 0
@@ -63,7 +65,7 @@ echo "kernel: building $variant in $dir"
 rm -rf "$dir"
 mkdir -p "$dir"
 tar -C "$dir" -xf "$LINUX_TARBALL"
-mv "$dir"/linux-source-6.12 "$dir/linux"
+mv "$dir/$KBASE_SOURCE_PKG" "$dir/linux"
 src=$dir/linux
 args=$(kernel_make_args)
 
@@ -74,7 +76,7 @@ if [ ${#patches[@]} -gt 0 ]; then
 		git init -q
 		git add -A -f
 		git -c user.name=rpcrdma_cm -c user.email=rpcrdma_cm@localhost \
-			commit -q -m "Debian linux-source-6.12"
+			commit -q -m "Debian $KBASE_SOURCE_PKG"
 		git -c user.name=rpcrdma_cm -c user.email=rpcrdma_cm@localhost \
 			am -q "${patches[@]}"
 	) || rpcrdma_cm_die "patch series does not apply with git am"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build (or reuse) the stock test kernel: the same Debian 6.12.118 source,
+# Build (or reuse) the stock test kernel: the same Debian source (of the
+# base RPCRDMA_CM_KBASE names, see lib.sh),
 # kconfig fragment and toolchain as the default test kernel, with no patch
 # applied. It is the kernel users run next to a host with rpcrdma_cm, and
 # the interop matrix (scripts/interop.sh) boots it as the unpatched peer.
@@ -15,7 +16,7 @@
 #
 # Built incrementally from the default test tree (scripts/build-kernel.sh
 # --print-dir; it must be built): the tree is copied with its objects and
-# timestamps, its git work tree is reset to the "Debian linux-source-6.12"
+# timestamps, its git work tree is reset to the "Debian linux-source-<base>"
 # commit (only the files the series touched get new timestamps), and make
 # recompiles what depends on them (sunrpc, xprtrdma, the Rust bindings).
 # Without a built default tree it builds from scratch with
@@ -32,14 +33,14 @@ for a in "$@"; do
 	esac
 done
 
-fragment=$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config
+fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config" "$RPCRDMA_CM_TOP/kconfig/base-$RPCRDMA_CM_KBASE.config")
 input_hash() {
 	{
-		echo "tarball $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)"
+		echo "base $RPCRDMA_CM_KBASE tarball $(kbase_source_version)"
 		stat -c '%s %Y' "$LINUX_TARBALL" 2>/dev/null || echo "no tarball"
 		echo "variant stock"
 		echo "make $(kernel_make_args)"
-		for f in "$fragment" "$0"; do
+		for f in "${fragments[@]}" "$0"; do
 			echo "== $(basename "$f")"
 			cat "$f"
 		done
@@ -49,7 +50,7 @@ input_hash() {
 	} | sha256sum | cut -c1-16
 }
 
-dir=$RPCRDMA_CM_CACHE/kernel-stock-$(input_hash)
+dir=$RPCRDMA_CM_CACHE/kernel-$RPCRDMA_CM_KBASE-stock-$(input_hash)
 if [ $print_only = 1 ]; then
 	echo "$dir/linux"
 	exit 0
@@ -59,7 +60,7 @@ if [ -f "$dir/built" ]; then
 	exit 0
 fi
 
-base_subject="Debian linux-source-6.12"
+base_subject="Debian $KBASE_SOURCE_PKG"
 default=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir default)
 start=$(date +%s)
 rm -rf "$dir"
@@ -99,7 +100,7 @@ echo "kernel: from scratch (no built default tree at $default)"
 # with no patches, into a scratch cache; then moved here.
 scratch=$(mktemp -d "$RPCRDMA_CM_CACHE/stock-scratch.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/top/scripts" "$scratch/top/patches" "$scratch/cache"
+mkdir -p "$scratch/top/scripts" "$scratch/top/patches/$RPCRDMA_CM_KBASE" "$scratch/cache"
 cp "$RPCRDMA_CM_TOP/scripts/build-kernel.sh" "$RPCRDMA_CM_TOP/scripts/lib.sh" "$scratch/top/scripts/"
 cp -r "$RPCRDMA_CM_TOP/kconfig" "$scratch/top/"
 RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/build-kernel.sh" default

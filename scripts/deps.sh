@@ -6,10 +6,23 @@
 # pinned versions and installs nothing. Run as root (or via sudo).
 set -euo pipefail
 
-# Pinned versions. The kernel's Rust support in 6.12 is tied to these.
+# Pinned versions. Two kernel bases: 6.12 LTS (the stable backport, from
+# the host's own bookworm suites) and 7.3 (mainline, the series sent
+# upstream, from trixie-backports through a private sources list: see
+# fetch_linux_source_7_3 below). rustc 1.85 is the minimum of both.
+# bindgen: one per base, each the version its series was built and tested
+# with (0.69.5 for 6.12; 7.3 requires at least 0.71.1). 6.12 is not moved
+# to 0.71.1 because its test kernel and every result of its suite were made
+# with 0.69.5; a newer bindgen on an LTS base gains nothing and changes the
+# generated bindings under a tested series.
 LINUX_SOURCE_VERSION=6.12.118-1~deb12u1
+LINUX_7_3_SOURCE_VERSION=7.3.4-1~bpo13+1
+# SHA256 of linux-source-7.3_7.3.4-1~bpo13+1_all.deb (checked after download;
+# the signed Packages index says the same, this pins it against a rebuild).
+LINUX_7_3_SOURCE_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
 RUST_WEB_VERSION=1.85.0+dfsg3-1~deb12u3
 BINDGEN_VERSION=0.69.5
+BINDGEN_7_3_VERSION=0.71.1
 VIRTME_NG_VERSION=1.42
 
 die() { echo "deps: $*" >&2; exit 1; }
@@ -90,6 +103,53 @@ if ! "$BINDGEN" --version 2>/dev/null | grep -qx "bindgen $BINDGEN_VERSION"; the
 		die "cargo install bindgen-cli failed"
 fi
 
+# bindgen-cli for the 7.3 base, beside the 6.12 one.
+BINDGEN_7_3=$BINDGEN_DIR/bindgen-$BINDGEN_7_3_VERSION/bin/bindgen
+if ! "$BINDGEN_7_3" --version 2>/dev/null | grep -qx "bindgen $BINDGEN_7_3_VERSION"; then
+	echo "deps: installing bindgen-cli $BINDGEN_7_3_VERSION into $BINDGEN_DIR/bindgen-$BINDGEN_7_3_VERSION"
+	LIBCLANG_PATH=/usr/lib/llvm-19/lib $SUDO env "PATH=$PATH" cargo install --quiet --locked \
+		--root "$BINDGEN_DIR/bindgen-$BINDGEN_7_3_VERSION" bindgen-cli --version "$BINDGEN_7_3_VERSION" ||
+		die "cargo install bindgen-cli $BINDGEN_7_3_VERSION failed"
+fi
+
+# Linux 7.3 source: Debian's linux-source-7.3 from trixie-backports, fetched
+# with apt's own client and a private sources list, lists directory and
+# cache, so that the host's suites and installed packages stay as they are
+# (nothing is installed; the .deb is unpacked into $BINDGEN_DIR). The
+# version and the .deb's checksum are pinned: a newer Debian revision does
+# not slip in, it stops here and says so.
+LINUX_7_3_DIR=$BINDGEN_DIR/linux-source-7.3
+fetch_linux_source_7_3() {
+	local work list opts deb stamp="$LINUX_7_3_SOURCE_VERSION $LINUX_7_3_SOURCE_SHA256"
+	if [ -r "$LINUX_7_3_DIR/linux-source-7.3.tar.xz" ] &&
+		[ "$(cat "$LINUX_7_3_DIR/pinned" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	echo "deps: fetching linux-source-7.3 $LINUX_7_3_SOURCE_VERSION (167 MB) from trixie-backports"
+	work=$(mktemp -d)
+	list=$work/sources.list
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie-backports main" >"$list"
+	mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
+	opts=(-o "Dir::Etc::sourcelist=$list" -o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
+		-o APT::Sandbox::User=root -qq)
+	$SUDO apt-get "${opts[@]}" update || die "apt-get update of trixie-backports (private list) failed"
+	(cd "$work" && $SUDO apt-get "${opts[@]}" download "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION") ||
+		die "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION is not in trixie-backports any more" \
+			"($(apt-cache "${opts[@]}" policy linux-source-7.3 | sed -n 's/ *Candidate: //p') is):" \
+			"update LINUX_7_3_SOURCE_VERSION and LINUX_7_3_SOURCE_SHA256 in scripts/deps.sh on purpose"
+	deb=("$work"/linux-source-7.3_*_all.deb)
+	echo "$LINUX_7_3_SOURCE_SHA256  ${deb[0]}" | sha256sum -c --quiet - ||
+		die "${deb[0]##*/}: checksum differs from the pinned LINUX_7_3_SOURCE_SHA256"
+	$SUDO rm -rf "$LINUX_7_3_DIR"
+	$SUDO mkdir -p "$LINUX_7_3_DIR"
+	dpkg-deb --fsys-tarfile "${deb[0]}" | $SUDO tar -x -C "$LINUX_7_3_DIR" --strip-components=3 \
+		./usr/src/linux-source-7.3.tar.xz || die "unpacking ${deb[0]##*/} failed"
+	echo "$stamp" | $SUDO tee "$LINUX_7_3_DIR/pinned" >/dev/null
+	rm -rf "$work"
+}
+fetch_linux_source_7_3
+
 # virtme-ng from PyPI, pinned, in its own venv so it cannot disturb the host's Python.
 VNG_VENV=$BINDGEN_DIR/virtme-ng
 if ! "$VNG_VENV/bin/vng" --version 2>/dev/null | grep -q "$VIRTME_NG_VERSION"; then
@@ -108,4 +168,6 @@ if command -v rustup >/dev/null; then
 	rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 fi
 
-echo "deps: ok (linux-source $LINUX_SOURCE_VERSION, rustc $(/usr/bin/rustc --version | cut -d' ' -f2), $("$BINDGEN" --version), virtme-ng $VIRTME_NG_VERSION)"
+echo "deps: ok (linux-source $LINUX_SOURCE_VERSION and 7.3 $LINUX_7_3_SOURCE_VERSION," \
+	"rustc $(/usr/bin/rustc --version | cut -d' ' -f2), $("$BINDGEN" --version) and $("$BINDGEN_7_3" --version)," \
+	"virtme-ng $VIRTME_NG_VERSION)"

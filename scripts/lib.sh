@@ -4,9 +4,48 @@
 RPCRDMA_CM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RPCRDMA_CM_TOOLS=${RPCRDMA_CM_TOOLS:-/opt/rpcrdma-cm-tools}
 RPCRDMA_CM_CACHE=${RPCRDMA_CM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcrdma_cm}
-LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# The kernel base: 7.3 (mainline: patches/7.3, the series meant for
+# upstream) or 6.12 (LTS: patches/6.12, the stable backport). Every kernel,
+# module and guest script works on the base RPCRDMA_CM_KBASE names.
+RPCRDMA_CM_KBASE=${RPCRDMA_CM_KBASE:-6.12}
+case "$RPCRDMA_CM_KBASE" in
+6.12)
+	KBASE_SOURCE_PKG=linux-source-6.12
+	KBASE_SOURCE_VERSION=6.12.118-1~deb12u1
+	KBASE_TARBALL_DEFAULT=/usr/src/linux-source-6.12.tar.xz
+	KBASE_BINDGEN_DEFAULT=$RPCRDMA_CM_TOOLS/bin/bindgen
+	;;
+7.3)
+	KBASE_SOURCE_PKG=linux-source-7.3
+	KBASE_SOURCE_VERSION=7.3.4-1~bpo13+1
+	KBASE_TARBALL_DEFAULT=$RPCRDMA_CM_TOOLS/linux-source-7.3/linux-source-7.3.tar.xz
+	KBASE_BINDGEN_DEFAULT=$RPCRDMA_CM_TOOLS/bindgen-0.71.1/bin/bindgen
+	;;
+*)
+	echo "RPCRDMA_CM_KBASE='$RPCRDMA_CM_KBASE': the kernel bases are 7.3 and 6.12" >&2
+	exit 1
+	;;
+esac
+export RPCRDMA_CM_KBASE
+KBASE_PATCHES=$RPCRDMA_CM_TOP/patches/$RPCRDMA_CM_KBASE
+LINUX_TARBALL=${LINUX_TARBALL:-$KBASE_TARBALL_DEFAULT}
 KERNEL_RUSTC=${KERNEL_RUSTC:-/usr/bin/rustc}
-KERNEL_BINDGEN=${KERNEL_BINDGEN:-$RPCRDMA_CM_TOOLS/bin/bindgen}
+KERNEL_BINDGEN=${KERNEL_BINDGEN:-$KBASE_BINDGEN_DEFAULT}
+
+# module_ko [BASE]: the rpcrdma_cm.ko built for BASE (default the current
+# one) by 'make KBASE=BASE module'.
+module_ko() {
+	echo "$RPCRDMA_CM_TOP/build/module/${1:-$RPCRDMA_CM_KBASE}/rpcrdma_cm.ko"
+}
+
+# kbase_source_version: the pinned source's version as installed (6.12: the
+# Debian package; 7.3: the stamp deps.sh leaves beside the tarball).
+kbase_source_version() {
+	case "$RPCRDMA_CM_KBASE" in
+	6.12) dpkg-query -W -f='${Version}' "$KBASE_SOURCE_PKG" 2>/dev/null || true ;;
+	*) cut -d' ' -f1 "$(dirname "$LINUX_TARBALL")/pinned" 2>/dev/null || true ;;
+	esac
+}
 KERNEL_LLVM=${KERNEL_LLVM:--19}
 VNG=${VNG:-$RPCRDMA_CM_TOOLS/virtme-ng/bin/vng}
 # What guest_pair boots its guests with (scripts/tests/ puts a stand-in here).
@@ -110,7 +149,7 @@ step_kernel() {
 			"free some space or point RPCRDMA_CM_CACHE at a larger disk" >&2
 		return 1
 	fi
-	echo "kernel: building the $variant test kernel (Debian 6.12.118 + patches/, Rust on):" \
+	echo "kernel: building the $variant test kernel ($RPCRDMA_CM_KBASE: Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION + patches/$RPCRDMA_CM_KBASE, Rust on):" \
 		"about 10 minutes on 2 idle cores (15 when they are busy), once; cached afterwards; log: $log"
 	run_step "kernel build" "$log" progress_kernel \
 		"$RPCRDMA_CM_TOP/scripts/build-kernel.sh" "$variant" || {
@@ -138,7 +177,7 @@ step_stock_kernel() {
 			"free some space or point RPCRDMA_CM_CACHE at a larger disk" >&2
 		return 1
 	fi
-	echo "kernel: building the stock test kernel (Debian 6.12.118, no patches) incrementally from the" \
+	echo "kernel: building the stock $RPCRDMA_CM_KBASE test kernel (Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION, no patches) incrementally from the" \
 		"default tree: about 2 minutes (a copy of 2.3 GiB, then sunrpc, xprtrdma and the Rust crates" \
 		"recompile), once; cached afterwards; log: $log"
 	run_step "stock kernel build" "$log" progress_kernel \
