@@ -5,9 +5,13 @@
 
 SHELL := /bin/bash
 KCONFIG ?= default
+# The kernel base: 6.12 (LTS, patches/6.12, the stable backport) or 7.3
+# (mainline, patches/7.3). Every target below works on the one named here.
+KBASE ?= 6.12
+export RPCRDMA_CM_KBASE := $(KBASE)
 SCRIPTS := $(CURDIR)/scripts
-KDIR ?= $(shell $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
-KMAKE_ARGS := $(shell . $(SCRIPTS)/lib.sh; kernel_make_args)
+KDIR ?= $(shell RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
+KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
 	selftests two-guest check-debug run bench bench-table bisect-series bench-nfs fuzz tools install-tools \
@@ -18,6 +22,8 @@ all: module
 help:
 	@echo 'rpcrdma_cm targets:'
 	@echo '  make deps         install the pinned toolchain, QEMU, rdma-core, nfs tools (root)'
+	@echo '  KBASE=6.12|7.3    the kernel base of every target below (default 6.12: LTS, patches/6.12;'
+	@echo '                   7.3: mainline, patches/7.3)'
 	@echo '  make kernel       build the test kernel (cached; KCONFIG=debug adds KASAN, kmemleak, lockdep)'
 	@echo '  make              build rpcrdma_cm.ko against it (KDIR=... for another tree)'
 	@echo '  make test-host    cargo tests of the protocol core and tools, scripts/tests/'
@@ -36,7 +42,8 @@ help:
 	@echo '                   stock and with rpcrdma_cm at 64 KB, negotiation and chunks side by side'
 	@echo '  make bench        record receiver benchmark (prints numbers)'
 	@echo '  make bench-table  connection table benchmark in a guest: connect+teardown at 10/1000/10000 live'
-	@echo '  make bisect-series  build and boot after every patch of the series (stock NFS/RDMA each time)'
+	@echo '  make bisect-series  build and boot after every patch of both series, 7.3 and 6.12'
+	@echo '                   (stock NFS/RDMA each time)'
 	@echo '  make bench-nfs    NFS over RDMA per-RPC protocol work, stock vs rpcrdma_cm, two guests:'
 	@echo '                   table, plot and CSV/JSON in build/bench/ (BENCH_N=200 ops per workload;'
 	@echo '                   about 40 min under TCG, see Documentation/performance.rst)'
@@ -49,9 +56,18 @@ deps:
 kernel:
 	$(SCRIPTS)/build-kernel.sh $(KCONFIG)
 
+# Kbuild writes the objects into this tree whatever the kernel; they are
+# cleaned when the kernel tree changes (another base or variant), and the
+# module is kept per base in build/module/<base>/ so that guests of both
+# bases (the cross-kernel interop rows) find theirs.
+MODULE_STAMP := build/module/.built-against
 module modules:
-	@test -f $(KDIR)/vmlinux || { echo "no kernel at $(KDIR): run 'make kernel'" >&2; exit 1; }
+	@test -f $(KDIR)/vmlinux || { echo "no kernel at $(KDIR): run 'make KBASE=$(KBASE) kernel'" >&2; exit 1; }
+	@if [ "$$(cat $(MODULE_STAMP) 2>/dev/null)" != "$(KDIR)" ]; then \
+		$(MAKE) -s -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean; fi
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) modules
+	@mkdir -p build/module && echo "$(KDIR)" >$(MODULE_STAMP)
+	install -D -m 0644 rpcrdma_cm.ko build/module/$(KBASE)/rpcrdma_cm.ko
 
 test-host:
 	cargo test --workspace --release
@@ -119,8 +135,12 @@ bench:
 bench-table:
 	$(SCRIPTS)/bench-table.sh
 
+# Both series, each on its own base (KBASE has no say here).
 bisect-series:
-	$(SCRIPTS)/bisect-series.sh
+	RPCRDMA_CM_KBASE=7.3 $(SCRIPTS)/build-kernel.sh default
+	RPCRDMA_CM_KBASE=7.3 KDIR= $(SCRIPTS)/bisect-series.sh
+	RPCRDMA_CM_KBASE=6.12 $(SCRIPTS)/build-kernel.sh default
+	RPCRDMA_CM_KBASE=6.12 KDIR= $(SCRIPTS)/bisect-series.sh
 
 # Not part of 'make check' (its smoke cut is). BENCH_N, BENCH_CONNECTS and
 # BENCH_ARGS (e.g. --configs stock-4k,cm-64k --workloads create) narrow it.

@@ -110,7 +110,7 @@ require_root "make bench-nfs"
 out=$(realpath -m "$out")
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
-KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko
+KO=$(module_ko)
 TOOL=$RPCRDMA_CM_TOP/target/release/rpcrdma-cm
 REPORT=$RPCRDMA_CM_TOP/target/release/bench-nfs-report
 for f in "$kdir/arch/x86/boot/bzImage" "$KO" "$TOOL" "$REPORT"; do

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# 'make bisect-series': every patch of patches/ must build and behave as
+# 'make bisect-series': every patch of the series of the base
+# RPCRDMA_CM_KBASE names (patches/<base>/; the make target runs both bases)
+# must build and behave as
 # stock without the module. In a copy of the cached default kernel tree
 # (whose git history is the Debian source followed by the series, applied
 # with git am), check out each commit in turn, from the bare Debian source
@@ -9,7 +11,7 @@
 # recompiles), boot it and run nfs_rdma_roundtrip.sh (NFSv3 and NFSv4.2
 # over RDMA, no module). Prints KTAP, one result per step.
 #
-# The copy lives in $RPCRDMA_CM_CACHE/bisect (2.3 GB) and is reused.
+# The copy lives in $RPCRDMA_CM_CACHE/bisect-<base> (2.3 GB) and is reused.
 #
 # BISECT_STEPS="6 9" runs only those steps (0 is the bare Debian source,
 # N the tree with patches 1..N), e.g. to rerun one that a loaded machine
@@ -23,14 +25,14 @@ KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
 . "$KSFT_DIR/kselftest/ktap_helpers.sh"
 T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
-tree=$RPCRDMA_CM_CACHE/bisect/linux
-logs=$RPCRDMA_CM_TOP/build/bisect
+tree=$RPCRDMA_CM_CACHE/bisect-$RPCRDMA_CM_KBASE/linux
+logs=$RPCRDMA_CM_TOP/build/bisect/$RPCRDMA_CM_KBASE
 mkdir -p "$logs"
 
 if [ ! -d "$tree/.git" ]; then
 	echo "bisect: copying $kdir to $tree"
-	rm -rf "$RPCRDMA_CM_CACHE/bisect"
-	mkdir -p "$RPCRDMA_CM_CACHE/bisect"
+	rm -rf "$(dirname "$tree")"
+	mkdir -p "$(dirname "$tree")"
 	cp -a "$kdir" "$tree" || rpcrdma_cm_die "copy failed"
 fi
 # The copy has new inodes and ctimes: refresh the index, or git takes every

@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# 'make check': everything, in order, with one tally at the end.
+# 'make check': everything, in order, with one tally at the end, on both
+# kernel bases: 7.3 (mainline, patches/7.3) and 6.12 (LTS, patches/6.12).
+# One base runs the whole guest suite (CHECK_FULL_BASE), the other a cut
+# (CHECK_CUT_PROGS and the two-guest test); the cross rows of the interop
+# matrix pair the two.
 #
 #   deps        scripts/deps.sh (idempotent; aborts the run if it fails)
 #   host        cargo test --no-fail-fast of the workspace (each cargo test
 #               counts; a test binary without a result is a failure)
 #   script tests  scripts/tests/*.sh, the shell library's own tests with
 #               stand-ins for the guests (each KTAP test counts)
-#   lint        scripts/lint.sh (each check counts; fewer than its plan or
-#               a non-zero exit without a failing check is a failure)
+#   per base:
 #   kernel      the cached test kernel (one test)
-#   module      rpcrdma_cm.ko (one test)
+#   module      rpcrdma_cm.ko (one test), kept in build/module/<base>/
+#   lint        scripts/lint.sh (each check counts; fewer than its plan or
+#               a non-zero exit without a failing check is a failure); the
+#               host checks once, the module's clippy and checkpatch of the
+#               base's series per base
 #   tools       target/release/rpcrdma-cm for the guests (one test)
 #   selftests   the guest kselftests (each KTAP subtest counts; a program
 #               that fails without a failing subtest of its own, or prints
 #               no result, is a failure; a program skipped as a whole is a
-#               failure unless RPCRDMA_CM_ALLOW_SKIP=prog1,prog2 allows it)
-#   two-guest   scripts/two-guest.sh (each KTAP test counts; fewer than its
-#               plan or a non-zero exit without a failing test is a failure)
-#   bench-nfs-smoke  scripts/bench-nfs-smoke.sh, the smoke cut of
-#               'make bench-nfs' (each KTAP test counts, as for two-guest)
-#   stock kernel  scripts/build-stock-kernel.sh, the unpatched peer of the
-#               interop matrix, built incrementally from the test kernel's
-#               tree (one test)
-#   interop cut scripts/interop.sh --cut, the rows of the matrix meant for
-#               make check (each KTAP test counts, as for two-guest)
+#               failure unless RPCRDMA_CM_ALLOW_SKIP=prog1,prog2 allows it):
+#               all of them on the full base, CHECK_CUT_PROGS on the other
+#   two-guest   scripts/two-guest.sh on each base (each KTAP test counts;
+#               fewer than its plan or a non-zero exit without a failing
+#               test is a failure)
+#   bench-nfs-smoke  scripts/bench-nfs-smoke.sh on the full base, the smoke
+#               cut of 'make bench-nfs' (each KTAP test counts, as for two-guest)
+#   stock kernels  scripts/build-stock-kernel.sh per base, the unpatched peers
+#               of the interop matrix, built incrementally from the test
+#               kernel's tree (one test each)
+#   interop     scripts/interop.sh --cut on the full base and --cross, the
+#               rows that pair 7.3 with 6.12 (each KTAP test counts)
 #
 # The tally's rules are in scripts/tally.sh.
 #
@@ -67,68 +76,124 @@ for t in scripts/tests/*.sh; do
 	tally_ktap "script $name" "$logs/script-$name.log" $?
 done
 
-note "kernel"
-step_kernel "$logs/kernel.log"
-kernel_rc=$?
-count "kernel build (build/check/kernel.log)" $kernel_rc
+# The base that runs the whole guest suite, and the cut the other runs:
+# module load and parameters, rxe, NFSv3 and NFSv4.2 round trips, the
+# negotiation matrix, the iWARP short private data and the kernel log.
+CHECK_FULL_BASE=${CHECK_FULL_BASE:-6.12}
+case "$CHECK_FULL_BASE" in
+6.12) cut_base=7.3 ;;
+7.3) cut_base=6.12 ;;
+*) rpcrdma_cm_die "CHECK_FULL_BASE=$CHECK_FULL_BASE: the bases are 7.3 and 6.12" ;;
+esac
+CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh cm_iwarp_short.sh dmesg_clean.sh}
 
-note "module"
-make -s module >"$logs/module.log" 2>&1
-module_rc=$?
-count "module build (build/check/module.log)" $module_rc
+declare -A built=()
+lint_scope=all
+for base in 7.3 6.12; do
+	export RPCRDMA_CM_KBASE=$base
+	note "kernel $base"
+	step_kernel "$logs/kernel-$base.log"
+	kernel_rc=$?
+	count "kernel build $base (build/check/kernel-$base.log)" $kernel_rc
+
+	note "module $base"
+	make -s KBASE="$base" module >"$logs/module-$base.log" 2>&1
+	module_rc=$?
+	count "module build $base (build/check/module-$base.log)" $module_rc
+	[ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ] && built[$base]=1
+
+	note "lint $base"
+	run_step "lint $base" "$logs/lint-$base.log" progress_last_line env LINT_SCOPE=$lint_scope scripts/lint.sh
+	lint_rc=$?
+	sed 's/^ok - /ok 0 /; s/^not ok - /not ok 0 /' "$logs/lint-$base.log" >"$logs/lint-$base.ktap"
+	tally_ktap "lint $base" "$logs/lint-$base.ktap" "$lint_rc"
+	lint_scope=kernel
+done
 
 note "tools"
 # The guest tests run target/release/rpcrdma-cm (cm_tools.sh, two-guest).
 make -s tools >"$logs/tools.log" 2>&1
 count "tools build (build/check/tools.log)" $?
 
-note "lint"
-run_step "lint" "$logs/lint.log" progress_last_line scripts/lint.sh
-lint_rc=$?
-sed 's/^ok - /ok 0 /; s/^not ok - /not ok 0 /' "$logs/lint.log" >"$logs/lint.ktap"
-tally_ktap lint "$logs/lint.ktap" "$lint_rc"
-
-if [ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ]; then
-	note "selftests (one guest, about 10 minutes under TCG)"
-	run_step "selftests" "$logs/selftests.log" progress_ktap scripts/selftests.sh
+# guest_suite BASE WHAT PROGS...: the guest selftests of BASE (all with no
+# PROGS), tallied.
+guest_suite() {
+	local base=$1 what=$2 st_rc failed_before programs
+	shift 2
+	export RPCRDMA_CM_KBASE=$base
+	note "selftests $base ($what)"
+	run_step "selftests $base" "$logs/selftests-$base.log" progress_ktap scripts/selftests.sh "$@"
 	st_rc=$?
 	# Each subtest counts; each program's result is paired with its own
 	# subtests; a whole-program skip fails unless RPCRDMA_CM_ALLOW_SKIP
 	# names the program.
-	read -r -a programs <<<"$(sed -n 's/^TEST_PROGS := //p' selftests/rpcrdma_cm/Makefile)"
+	if [ $# -gt 0 ]; then
+		programs=("$@")
+	else
+		read -r -a programs <<<"$(sed -n 's/^TEST_PROGS := //p' selftests/rpcrdma_cm/Makefile)"
+	fi
 	failed_before=$failed
-	tally_selftests "$logs/selftests.log" "${programs[@]}"
+	tally_selftests "$logs/selftests-$base.log" "${programs[@]}"
 	# The guest's own end (selftests.sh says why on its last lines).
 	if [ $st_rc -ne 0 ] && [ "$failed" -eq "$failed_before" ]; then
-		count "selftests: guest or runner failed (build/check/selftests.log)" 1
+		count "selftests $base: guest or runner failed (build/check/selftests-$base.log)" 1
 	fi
+}
 
-	note "two-guest test (two guests, about 3 minutes under TCG)"
-	run_step "two-guest" "$logs/two-guest.log" progress_ktap scripts/two-guest.sh
-	tg_rc=$?
-	tally_ktap two-guest "$logs/two-guest.log" "$tg_rc"
-
-	note "bench-nfs smoke (two guest pairs, about 2 minutes under TCG, 4 on busy cores)"
-	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench-nfs-smoke.sh
-	bs_rc=$?
-	tally_ktap bench-nfs-smoke "$logs/bench-nfs-smoke.log" "$bs_rc"
-
-	note "stock kernel (incrementally from the test kernel's tree, about 2 minutes)"
-	run_step "stock kernel" "$logs/stock-kernel.log" progress_last_line scripts/build-stock-kernel.sh
-	stock_rc=$?
-	count "stock kernel build (build/check/stock-kernel.log)" $stock_rc
-	if [ $stock_rc -eq 0 ]; then
-		note "interop cut ($(scripts/interop.sh --cut --list | grep -c .) pairs of guests, about 12 minutes under TCG)"
-		run_step "interop cut" "$logs/interop-cut.log" progress_ktap \
-			env INTEROP_TABLE="$logs/interop-table.txt" scripts/interop.sh --cut
-		ic_rc=$?
-		tally_ktap interop-cut "$logs/interop-cut.log" "$ic_rc"
-	else
-		count "interop cut (no stock kernel)" 1
-	fi
+if [ -n "${built[$CHECK_FULL_BASE]:-}" ]; then
+	guest_suite "$CHECK_FULL_BASE" "the whole suite, one guest, about 15 minutes under TCG"
 else
-	note "no kernel or module: guest tests not run"
-	count "guest tests (no kernel or module)" 1
+	count "guest tests $CHECK_FULL_BASE (no kernel or module)" 1
+fi
+if [ -n "${built[$cut_base]:-}" ]; then
+	# shellcheck disable=SC2086
+	guest_suite "$cut_base" "the cut: $CHECK_CUT_PROGS" $CHECK_CUT_PROGS
+else
+	count "guest tests $cut_base (no kernel or module)" 1
+fi
+
+for base in "$CHECK_FULL_BASE" "$cut_base"; do
+	[ -n "${built[$base]:-}" ] || continue
+	export RPCRDMA_CM_KBASE=$base
+	note "two-guest test $base (two guests, about 3 minutes under TCG)"
+	run_step "two-guest $base" "$logs/two-guest-$base.log" progress_ktap scripts/two-guest.sh
+	tally_ktap "two-guest $base" "$logs/two-guest-$base.log" $?
+done
+
+if [ -n "${built[$CHECK_FULL_BASE]:-}" ]; then
+	export RPCRDMA_CM_KBASE=$CHECK_FULL_BASE
+	note "bench-nfs smoke $CHECK_FULL_BASE (two guest pairs, about 2 minutes under TCG, 4 on busy cores)"
+	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench-nfs-smoke.sh
+	tally_ktap bench-nfs-smoke "$logs/bench-nfs-smoke.log" $?
+fi
+
+declare -A stock=()
+for base in "$CHECK_FULL_BASE" "$cut_base"; do
+	[ -n "${built[$base]:-}" ] || continue
+	export RPCRDMA_CM_KBASE=$base
+	note "stock kernel $base (incrementally from the test kernel's tree, about 2 minutes)"
+	run_step "stock kernel $base" "$logs/stock-kernel-$base.log" progress_last_line scripts/build-stock-kernel.sh
+	stock_rc=$?
+	count "stock kernel build $base (build/check/stock-kernel-$base.log)" $stock_rc
+	[ $stock_rc -eq 0 ] && stock[$base]=1
+done
+
+export RPCRDMA_CM_KBASE=$CHECK_FULL_BASE
+if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
+	note "interop cut $CHECK_FULL_BASE ($(scripts/interop.sh --cut --list | grep -c .) pairs of guests, about 12 minutes under TCG)"
+	run_step "interop cut" "$logs/interop-cut.log" progress_ktap \
+		env INTEROP_TABLE="$logs/interop-table.txt" scripts/interop.sh --cut
+	tally_ktap interop-cut "$logs/interop-cut.log" $?
+else
+	count "interop cut (no stock $CHECK_FULL_BASE kernel)" 1
+fi
+if [ -n "${stock[7.3]:-}" ] && [ -n "${stock[6.12]:-}" ]; then
+	note "interop across the bases ($(scripts/interop.sh --cross --list | grep -c .) pairs of guests, 7.3 with 6.12)"
+	run_step "interop cross" "$logs/interop-cross.log" progress_ktap \
+		env INTEROP_TABLE="$logs/interop-cross-table.txt" scripts/interop.sh --cross
+	tally_ktap interop-cross "$logs/interop-cross.log" $?
+else
+	count "interop across the bases (a stock kernel is missing)" 1
 fi
 
 note "done in $(($(date +%s) - start)) s"

@@ -9,8 +9,10 @@
 #   scripts/interop.sh [--cut | --full] [--rows NAME,NAME...] [--list]
 #                      [--recheck DIR]
 #
-# --cut (the default) runs the rows 'make check' runs, --full every row
-# ('make interop'); --rows only the rows named; --list prints the rows.
+# --cut (the default) runs the rows 'make check' runs on one base, --cross
+# the rows that pair the 6.12 and 7.3 bases (make check runs them too),
+# --full every row ('make interop'); --rows only the rows named; --list
+# prints the rows.
 # --recheck DIR boots nothing: it judges the rows' files kept in DIR/NAME
 # by an earlier run (INTEROP_KEEP=DIR), e.g. after corrupting one of them
 # to see a check fail.
@@ -41,10 +43,12 @@ TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 TABLE=${INTEROP_TABLE:-$RPCRDMA_CM_TOP/build/check/interop-table.txt}
 
 # The rows: NAME|SERVER|CLIENT|TRANSPORT|FAMILY|NFS|IN
-# SERVER and CLIENT: KERNEL[:PARAMS], KERNEL "stock" (no series, no module)
-# or "patched" (no module) or "module" (patched + rpcrdma_cm with PARAMS,
-# "-" for its defaults; spaces in PARAMS as commas). IN: "cut" rows run in
-# make check and make interop, "full" rows only in make interop.
+# SERVER and CLIENT: KERNEL[@BASE][:PARAMS], KERNEL "stock" (no series, no
+# module) or "patched" (no module) or "module" (patched + rpcrdma_cm with
+# PARAMS, "-" for its defaults; spaces in PARAMS as commas); BASE the kernel
+# base of that side (6.12 or 7.3; default RPCRDMA_CM_KBASE), so that a row
+# can pair the two bases. IN: "cut" rows run in make check and make
+# interop, "full" rows only in make interop.
 K16S=responder_send_size=16384,responder_recv_size=16384
 K16C=requester_send_size=16384,requester_recv_size=16384
 kb() {
@@ -71,17 +75,24 @@ module-x-module-siw-v6|module:-|module:-|siw|6|4.2|full
 module-nopdata-x-module-siw-v6|module:send_private_data=N|module:$(kb 16)|siw|6|3|cut
 module-x-module-v3|module:-|module:-|rxe|4|3|full
 module-x-module-v40|module:-|module:-|rxe|4|4.0|full
-module-x-module-v41|module:-|module:-|rxe|4|4.1|full"
+module-x-module-v41|module:-|module:-|rxe|4|4.1|full
+stock7.3-x-stock6.12|stock@7.3|stock@6.12|rxe|4|4.2|cross
+module7.3-x-stock6.12|module@7.3:-|stock@6.12|rxe|4|4.2|cross
+stock7.3-x-module6.12|stock@7.3|module@6.12:-|rxe|4|4.2|cross
+module6.12-x-stock7.3|module@6.12:-|stock@7.3|rxe|4|4.2|cross
+stock6.12-x-module7.3|stock@6.12|module@7.3:-|rxe|4|4.2|cross
+stock7.3-x-module7.3|stock@7.3|module@7.3:-|rxe|4|4.2|cross"
 
 which=cut only= list=0 recheck=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--cut) which=cut; shift ;;
+	--cross) which=cross; shift ;;
 	--full) which=full; shift ;;
 	--rows) only=$2; shift 2 ;;
 	--list) list=1; shift ;;
 	--recheck) recheck=$2; shift 2 ;;
-	*) rpcrdma_cm_die "unknown argument $1 (--cut, --full, --rows NAME,..., --list, --recheck DIR)" ;;
+	*) rpcrdma_cm_die "unknown argument $1 (--cut, --cross, --full, --rows NAME,..., --list, --recheck DIR)" ;;
 	esac
 done
 selected=()
@@ -89,7 +100,7 @@ while IFS= read -r row; do
 	name=${row%%|*}
 	if [ -n "$only" ]; then
 		case ",$only," in *",$name,"*) ;; *) continue ;; esac
-	elif [ "$which" = cut ] && [ "${row##*|}" != cut ]; then
+	elif [ "$which" != full ] && [ "${row##*|}" != "$which" ]; then
 		continue
 	fi
 	selected+=("$row")
@@ -99,10 +110,52 @@ if [ $list = 1 ]; then
 	exit 0
 fi
 [ ${#selected[@]} -gt 0 ] || rpcrdma_cm_die "no row selected (--list shows them)"
-for f in "$kdir/arch/x86/boot/bzImage" "$stock_kdir/arch/x86/boot/bzImage" \
-	"$RPCRDMA_CM_TOP/rpcrdma_cm.ko" "$TOOL"; do
-	[ -f "$f" ] || rpcrdma_cm_die "$f missing: run 'make module tools' and scripts/build-stock-kernel.sh"
+
+# side_kind SPEC, side_base SPEC: "stock", "patched" or "module", and the
+# kernel base of a side.
+side_kind() {
+	local k=${1%%:*}
+	echo "${k%@*}"
+}
+side_base() {
+	local k=${1%%:*}
+	case "$k" in *@*) echo "${k#*@}" ;; *) echo "$RPCRDMA_CM_KBASE" ;; esac
+}
+# side_kdir SPEC / side_ko SPEC / side_params SPEC: the kernel tree, the
+# module and the module parameters ("" none, "-" defaults) of a side.
+side_kdir() {
+	local base
+	base=$(side_base "$1")
+	if [ "$base" = "$RPCRDMA_CM_KBASE" ]; then
+		case "$(side_kind "$1")" in stock) echo "$stock_kdir" ;; *) echo "$kdir" ;; esac
+		return
+	fi
+	case "$(side_kind "$1")" in
+	stock) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir ;;
+	*) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir ;;
+	esac
+}
+side_ko() {
+	module_ko "$(side_base "$1")"
+}
+side_params() {
+	case "$1" in
+	module*:*) echo "${1#*:}" | tr ',' ' ' ;;
+	*) echo "" ;;
+	esac
+}
+
+for row in "${selected[@]}"; do
+	IFS='|' read -r name server client _ <<<"$row"
+	for spec in "$server" "$client"; do
+		f=$(side_kdir "$spec")/arch/x86/boot/bzImage
+		[ -f "$f" ] || rpcrdma_cm_die "$f missing ($name: $spec): build that base's kernels" \
+			"('make KBASE=$(side_base "$spec") kernel', scripts/build-stock-kernel.sh)"
+		[ "$(side_kind "$spec")" != module ] || [ -f "$(side_ko "$spec")" ] ||
+			rpcrdma_cm_die "$(side_ko "$spec") missing ($name): run 'make KBASE=$(side_base "$spec") module'"
+	done
 done
+[ -x "$TOOL" ] || rpcrdma_cm_die "$TOOL missing: run 'make tools'"
 
 TOPW=$(mktemp -d /tmp/rpcrdma-cm-interop.XXXXXX)
 cleanup() {
@@ -112,29 +165,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# side_kdir SPEC / side_params SPEC: the kernel tree and the module
-# parameters ("" none, "-" defaults) of a side.
-side_kdir() {
-	case "${1%%:*}" in
-	stock) echo "$stock_kdir" ;;
-	*) echo "$kdir" ;;
-	esac
-}
-side_params() {
-	case "$1" in
-	module:*) echo "${1#module:}" | tr ',' ' ' ;;
-	*) echo "" ;;
-	esac
-}
 
 # run_row DIR SERVER CLIENT TRANSPORT FAMILY NFS: both guests on a fresh link.
 run_row() {
 	local d=$1 genv server_cmd client_cmd
-	genv=("KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko"
+	genv=("KSFT_DIR=$KSFT_DIR"
 		"TWO_GUEST_WAIT=$((TIMEOUT - 60))" "INTEROP_TRANSPORT=$4"
 		"INTEROP_FAMILY=$5" "INTEROP_NFS_VERS=$6")
-	server_cmd=(env "${genv[@]}" "$T/interop_server.sh" "$d" "$(side_params "$2")")
-	client_cmd=(env "${genv[@]}" "$T/interop_client.sh" "$d" "$(side_params "$3")")
+	server_cmd=(env "${genv[@]}" "RPCRDMA_CM_KO=$(side_ko "$2")" "$T/interop_server.sh" "$d" "$(side_params "$2")")
+	client_cmd=(env "${genv[@]}" "RPCRDMA_CM_KO=$(side_ko "$3")" "$T/interop_client.sh" "$d" "$(side_params "$3")")
 	guest_pair "$d" iop 52:54:00:00:04 "$TIMEOUT" "$(side_kdir "$2")" "$(side_kdir "$3")" server_cmd client_cmd
 }
 

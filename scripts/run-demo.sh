@@ -31,6 +31,6 @@ if [ ! -w /dev/kvm ]; then
 fi
 echo "guest: booting the demo guest (about 2-3 minutes under TCG)"
 exec "$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout 900 -- \
-	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko" \
+	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$(module_ko)" \
 	"RPCRDMA_CM_PARAMS=${RPCRDMA_CM_PARAMS:-}" \
 	"$RPCRDMA_CM_TOP/scripts/demo-in-guest.sh"

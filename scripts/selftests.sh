@@ -8,7 +8,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
-ko=${RPCRDMA_CM_KO:-$RPCRDMA_CM_TOP/rpcrdma_cm.ko}
+ko=${RPCRDMA_CM_KO:-$(module_ko)}
 [ -f "$ko" ] || rpcrdma_cm_die "$ko missing: run 'make'"
 # cm_cross_check.sh loads a hook that lies, built here for this kernel
 # (when it is among the tests to run).

@@ -30,7 +30,7 @@ trap 'exit 130' INT TERM
 
 # Each half waits for the other at most this long (a little under the
 # guest's own limit, so it reports instead of being killed).
-genv=("KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=$RPCRDMA_CM_TOP/rpcrdma_cm.ko"
+genv=("KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=$(module_ko)"
 	"TWO_GUEST_WAIT=$((TIMEOUT - 60))")
 
 # run_pair DIR SERVER_PARAMS CLIENT_PARAMS: boot both guests on a fresh

@@ -18,7 +18,6 @@ skip_unless_root
 
 THRESHOLDS="4096 65536"
 SIZES_KB="2 8 32 60"
-P=/sys/module/rpcrdma_cm/parameters
 CONN=/sys/kernel/debug/rpcrdma_cm/connections
 
 ktap_print_header
@@ -32,6 +31,7 @@ modprobe rpcrdma
 rmmod rpcrdma_cm 2>/dev/null
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+P=$(rpcrdma_cm_params_dir) || ktap_exit_fail_msg "no parameters of rpcrdma_cm to change"
 work=$(mktemp -d)
 
 # counter KEY DELTAS: KEY's value in direct_io.py's output.

@@ -25,7 +25,6 @@ SIZES="1024 4096 16384 65536"
 T=/sys/kernel/tracing
 D=/sys/kernel/debug
 CONN=$D/rpcrdma_cm/connections
-P=/sys/module/rpcrdma_cm/parameters
 
 ktap_print_header
 require_module_ko
@@ -169,6 +168,7 @@ mount_and_check() {
 
 rmmod rpcrdma_cm 2>/dev/null
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+P=$(rpcrdma_cm_params_dir) || ktap_exit_fail_msg "no parameters of rpcrdma_cm to change"
 
 for c in $SIZES; do
 	for s in $SIZES; do

@@ -147,6 +147,23 @@ link_up() {
 
 # load_rpcrdma_cm PARAMS: "" loads nothing (stock), "-" loads rpcrdma_cm
 # with its defaults, anything else is passed to insmod as parameters.
+# rpcrdma_cm_params_dir: where the loaded module's parameters are changed
+# at run time. Built with the C shim (kernels whose Rust kernel crate has no
+# module parameters, such as 6.12) they are module parameters in
+# /sys/module/rpcrdma_cm/parameters. Built from the kernel crate (7.3), whose
+# module! parameters are set at load only and have no sysfs file, the module
+# offers the same names as read-write files in debugfs
+# rpcrdma_cm/parameters (mounted here if it is not).
+rpcrdma_cm_params_dir() {
+	if [ -d /sys/module/rpcrdma_cm/parameters ]; then
+		echo /sys/module/rpcrdma_cm/parameters
+		return 0
+	fi
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+	[ -d /sys/kernel/debug/rpcrdma_cm/parameters ] || return 1
+	echo /sys/kernel/debug/rpcrdma_cm/parameters
+}
+
 load_rpcrdma_cm() {
 	modprobe rpcrdma || return 1
 	[ -n "$1" ] || return 0

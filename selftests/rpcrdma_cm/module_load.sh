@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# rpcrdma_cm.ko loads and unloads; its parameters are visible under
-# /sys/module, writable, and refuse out-of-range sizes.
+# rpcrdma_cm.ko loads and unloads; its parameters are visible (under
+# /sys/module with the C shim, in debugfs rpcrdma_cm/parameters when built
+# from the kernel crate: lib.sh's rpcrdma_cm_params_dir), writable, and
+# refuse out-of-range sizes.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
 skip_unless_root
-
-P=/sys/module/rpcrdma_cm/parameters
 
 ktap_print_header
 ktap_set_plan 7
@@ -21,6 +21,7 @@ modprobe rpcrdma || ktap_exit_fail_msg "modprobe rpcrdma failed"
 rmmod rpcrdma_cm 2>/dev/null
 
 ktap_test_result "insmod rpcrdma_cm.ko" insmod "$RPCRDMA_CM_KO"
+P=$(rpcrdma_cm_params_dir) || P=/nonexistent
 
 # The defaults Documentation/admin-guide.rst promises: sizes 0 (the
 # transport's own setting), both booleans Y.
