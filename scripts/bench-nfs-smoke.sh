@@ -15,8 +15,10 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
-# shellcheck source=/dev/null
-. "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
+KSFT_DIR=$kdir/tools/testing/selftests
+# The KTAP helpers and no_kernel_report.
+# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+. "$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/lib.sh"
 N=${BENCH_SMOKE_N:-20}
 out=$RPCRDMA_CM_TOP/build/check/bench-smoke
 run=1
@@ -27,14 +29,15 @@ fi
 J=$out/results.json
 
 ktap_print_header
-ktap_set_plan 7
+ktap_set_plan 8
 
 if [ $run = 1 ]; then
 	"$RPCRDMA_CM_TOP/scripts/bench-nfs.sh" --n "$N" --configs stock-4k,cm-64k --workloads create \
 		--connects 0 --out "$out" 2>&1 | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
 else
-	rc=$(cat "$out/exit-status" 2>/dev/null || echo 0)
+	# A run that never wrote its exit status did not finish.
+	rc=$(cat "$out/exit-status" 2>/dev/null || echo missing)
 fi
 ktap_test_result "bench-nfs: both configurations ran and the report was written (exit $rc)" test "$rc" = 0
 
@@ -112,4 +115,18 @@ plot_ok() {
 		[ "$(grep -c 'l8,8 m0,-8 l-8,8' "$out/plot.svg")" -ge 2 ]
 }
 ktap_test_result "plot.svg: a complete SVG with the create series and the stock point" plot_ok
+
+# Both configurations' guests: the kernel log each saved at its end, and
+# its console to the last line (what the kernel printed after the
+# snapshot), with no warning, oops, KASAN or lockdep report.
+guest_logs_clean() {
+	local c f ok=0
+	for c in stock-4k cm-64k; do
+		for f in server-dmesg client-dmesg server.console client.console; do
+			no_kernel_report "$out/runs/$c/$f" "$c $f" || ok=1
+		done
+	done
+	return $ok
+}
+ktap_test_result "every guest's kernel log and console is free of reports" guest_logs_clean
 ktap_finished

@@ -119,6 +119,23 @@ done
 command -v tshark >/dev/null || rpcrdma_cm_die "tshark missing: run 'make deps'"
 GUEST=$RPCRDMA_CM_TOP/scripts/guest.sh
 S=$RPCRDMA_CM_TOP/scripts
+# no_kernel_report and the KTAP helpers it prints with.
+KSFT_DIR=$kdir/tools/testing/selftests
+# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+. "$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/lib.sh"
+
+# run_logs_clean DIR LOG...: every LOG of a run's guests (the kernel log a
+# guest saved, and its console to the end, which holds what the kernel
+# printed after that snapshot) exists and holds no warning, oops, KASAN or
+# lockdep report.
+run_logs_clean() {
+	local d=$1 f rc=0
+	shift
+	for f in "$@"; do
+		no_kernel_report "$d/$f" "$(basename "$d") $f" || rc=1
+	done
+	return $rc
+}
 
 # The time estimate: seconds per operation of each workload under TCG on
 # the 2-core development machine (measured; see Documentation/performance.rst),
@@ -246,7 +263,8 @@ for c in "${selected[@]}"; do
 	jq -n --arg name "$name" --arg what "$what" --arg server "$sparams" --arg client "$cparams" \
 		--argjson n "$n" '{name: $name, description: $what, server_params: $server, client_params: $client, n: $n}' \
 		>"$d/config.json"
-	if run_pair "$d" "$sparams" "$cparams" "$label" && decode_capture "$d"; then
+	if run_pair "$d" "$sparams" "$cparams" "$label" && decode_capture "$d" &&
+		run_logs_clean "$d" server-dmesg client-dmesg server.console client.console; then
 		echo "  done: $(wc -l <"$d/client-results.jsonl") workloads, $(wc -l <"$d/packets.tsv") packets captured"
 	else
 		echo "bench-nfs: $name failed; logs in $d" >&2
@@ -273,7 +291,7 @@ if [ "$connects" -gt 0 ]; then
 	done
 	crc=0
 	wait "$cpid" || crc=$?
-	if [ $crc != 0 ] || [ ! -e "$d/done" ] || [ -s "$d/error" ]; then
+	if [ $crc != 0 ] || [ ! -e "$d/done" ] || [ -s "$d/error" ] || ! run_logs_clean "$d" dmesg console; then
 		echo "bench-nfs: connect cost failed: guest exit status $crc, script $([ -e "$d/done" ] && echo finished || echo "did not finish"): $(cat "$d/error" 2>/dev/null || echo "no error file"); console: $d/console" >&2
 		failed=1
 	fi
