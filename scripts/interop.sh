@@ -24,7 +24,8 @@
 # siw), negotiated with the host tool (rpcrdma-cm negotiate) for each end;
 # each end's own report (debugfs with rpcrdma_cm loaded, else the
 # rpcrdma:*_cm_private tracepoints, else on the stock kernel
-# xprtrdma_inline_thresh) must agree. Prints KTAP (three results per row)
+# xprtrdma_inline_thresh) must agree; each guest must run the kernel its side names. Prints KTAP
+# (four results per row)
 # and the matrix as a table, also written to $INTEROP_TABLE
 # (default build/check/interop-table.txt).
 set -uo pipefail
@@ -418,6 +419,32 @@ row_checks() {
 	ktap_test_result "$name: both kernel logs clean, both guests ended cleanly" test $logs_rc = 0
 	[ $logs_rc = 0 ] || verdict="$verdict, log/guest FAIL"
 
+	# Each guest ran the kernel its side names: the base from the release
+	# it reports (uname -r), stock or patched from what it has (the
+	# series' tracepoints), seen from inside the guest.
+	kernels_as_specified() {
+		local side spec kind base release has ok=0
+		for side in server client; do
+			if [ $side = server ]; then spec=$server; else spec=$client; fi
+			kind=$(side_kind "$spec") base=$(side_base "$spec")
+			release=$(cat "$d/$side-release" 2>/dev/null)
+			has=$(cat "$d/$side-kernel" 2>/dev/null)
+			case "$release" in
+			"$base".*) ;;
+			*) ktap_print_msg "$name $side: booted '${release:-nothing}', the row wants $base"; ok=1 ;;
+			esac
+			if [ "$kind" = stock ] && [ "$has" != stock ] || [ "$kind" != stock ] && [ "$has" != patched ]; then
+				ktap_print_msg "$name $side: the kernel is '${has:-unknown}', the row wants $kind"
+				ok=1
+			fi
+		done
+		return $ok
+	}
+	local kernels_rc=0
+	kernels_as_specified || kernels_rc=$?
+	ktap_test_result "$name: each guest booted the kernel its side names (base, stock or patched)" test $kernels_rc = 0
+	[ $kernels_rc = 0 ] || verdict="$verdict, kernel FAIL"
+
 	short() { case "$1" in -) echo "none/0" ;; none) echo "?" ;; *) echo "${1:0:16}/$((${#1} / 2))" ;; esac; }
 	table+=("$(printf "$fmt" "$name" "$tr" "v$fam" "$nfs" "$(short "$req")" "$(short "$rep")" \
 		"$(echo "$exp_c" | tr ' ' /)|$(echo "$exp_s" | tr ' ' /)" \
@@ -425,7 +452,7 @@ row_checks() {
 }
 
 ktap_print_header
-ktap_set_plan $((3 * ${#selected[@]}))
+ktap_set_plan $((4 * ${#selected[@]}))
 start=$(date +%s)
 for row in "${selected[@]}"; do
 	IFS='|' read -r name server client tr fam nfs _ <<<"$row"

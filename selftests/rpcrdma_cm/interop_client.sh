@@ -35,6 +35,7 @@ echo "$nic" >"$W/client-nic"
 wait_for_file "${TWO_GUEST_WAIT:-300}" "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/client-error"; exit 1; }
 interop_kernel >"$W/client-kernel"
+uname -r >"$W/client-release"
 interop_trace_on xprtrdma_cm_private xprtrdma_inline_thresh
 server=$(interop_host "$(interop_addr server)")
 # The server's RDMA listener may come up a moment after server-ready on a

@@ -27,6 +27,7 @@ nic=$(interop_link_up server) || { echo "link or $INTEROP_TRANSPORT failed" >"$W
 echo "$nic" >"$W/server-nic"
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/server-error"; exit 1; }
 interop_kernel >"$W/server-kernel"
+uname -r >"$W/server-release"
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 cat /proc/fs/nfsd/portlist >"$W/server-portlist"
 interop_trace_on svcrdma_cm_private
