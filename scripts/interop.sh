@@ -24,10 +24,10 @@
 # siw), negotiated with the host tool (rpcrdma-cm negotiate) for each end;
 # each end's own report (debugfs with rpcrdma_cm loaded, else the
 # rpcrdma:*_cm_private tracepoints, else on the stock kernel
-# xprtrdma_inline_thresh) must agree; each guest must run the kernel its side names. Prints KTAP
-# (four results per row)
-# and the matrix as a table, also written to $INTEROP_TABLE
-# (default build/check/interop-table.txt).
+# xprtrdma_inline_thresh) must agree; each guest must run the kernel its
+# side names. Prints KTAP (four results per row) and the matrix as a
+# table, also written to $INTEROP_TABLE (default
+# build/check/interop-table.txt).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
