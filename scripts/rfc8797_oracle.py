@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""An independent oracle of RFC 8797 for the interop matrix.
+
+  rfc8797_oracle.py decode HEX
+  rfc8797_oracle.py expect --server SPEC --client SPEC --transport rxe|siw
+
+Written from the RFC text and the documented behaviour of the kernels, not
+from rust/proto or the module: the interop matrix (scripts/interop.sh)
+judges the module with it, so its expectations must not come from the code
+it judges. Standard library only. Both commands print JSON; a bad argument
+exits 2 with a message on stderr.
+
+Sources cited below:
+  RFC      RFC 8797 (/work/shared/seeds/rfc8797-draft-rpcrdma-cm-private-data.txt
+           is the draft text, without section numbers; the numbers are the
+           RFC's: 3.1 Inline Threshold Size, 3.2 Remote Invalidation,
+           4 Private Data Message Format, 4.1 Using the R Field,
+           4.2 Send and Receive Size Values, 5 Interoperability,
+           6 Updating the Message Format)
+  6.12.md  /work/shared/reference/rfc8797-in-linux-6.12.md (stock 6.12 source)
+  7.3.md   /work/shared/reference/rfc8797-in-linux-7.3.md (stock 7.3: unchanged)
+  admin    Documentation/admin-guide.rst (the module's parameters and policy)
+  design   Documentation/design.rst (the series)
+  testing  Documentation/testing.rst (the guests, the interop matrix)
+"""
+
+import argparse
+import json
+import sys
+
+# --- The message (RFC section 4) ---------------------------------------
+
+MAGIC = 0xF6AB0E18  # RFC 4: "MUST be 0xf6ab0e18, in big-endian order"
+VERSION = 1  # RFC 4: version 1 = exactly the first eight octets defined
+MSG_LEN = 8  # magic(4) version(1) flags(1) send size(1) recv size(1)
+FLAG_RI = 0x01  # RFC 4.1: bit 0 of the Flags octet (bit 8 of the message)
+DEFAULT_SIZE = 1024  # RFC 5 / RFC 8166 4.3.3: the Version One default inline size
+
+
+def encode_size(size):
+    # RFC 4.2: "dividing the actual value by 1024 and subtracting one".
+    assert 1024 <= size <= 256 * 1024 and size % 1024 == 0, size
+    return size // 1024 - 1
+
+
+def decode_size(code):
+    # RFC 4.2: "performing complementary operations": 0 -> 1 KB, 255 -> 256 KB.
+    return (code + 1) * 1024
+
+
+def encode_message(send, recv, ri):
+    """The 8 octets a peer advertising SEND/RECV/RI puts first (RFC 4)."""
+    return bytes(
+        [
+            (MAGIC >> 24) & 0xFF,
+            (MAGIC >> 16) & 0xFF,
+            (MAGIC >> 8) & 0xFF,
+            MAGIC & 0xFF,
+            VERSION,
+            FLAG_RI if ri else 0,
+            encode_size(send),
+            encode_size(recv),
+        ]
+    )
+
+
+def parse_hex(text):
+    """HEX as bytes: colons and spaces allowed, "" or "-" for none."""
+    text = text.replace(":", "").replace(" ", "")
+    if text in ("", "-"):
+        return b""
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise SystemExit(f"rfc8797_oracle: not hex: {text!r}") from None
+
+
+def decode(data):
+    """What a receiver learns from DATA (all the private data it got).
+
+    Not conforming (RFC 5: "does not receive a CM Private Data message which
+    conforms"): fewer than 8 octets (none at all, or iWARP delivering a short
+    one exactly: design, patches 1 and 2), a magic other than 0xf6ab0e18 read
+    big-endian, a version other than 1. All-zero data (what IB/RoCE deliver
+    when the peer sent nothing: the CM area is zero-padded, 6.12.md) fails
+    the magic; it is named "zeroed" as the module's counters name it (admin).
+    Octets after the first 8 are padding (IB/RoCE) and are ignored (RFC 4:
+    version 1 defines only the first eight).
+    Reserved flag bits are reported and ignored (RFC 4.1: reserved, "must be
+    clear"; RFC 6: a new meaning needs a new version; admin: "reported but
+    ignored").
+    """
+    out = {"length": len(data), "hex": data.hex()}
+    if len(data) == 0:
+        cause = "absent"
+    elif len(data) < MSG_LEN:
+        cause = "short"
+    elif not any(data):
+        cause = "zeroed"
+    elif int.from_bytes(data[0:4], "big") != MAGIC:
+        cause = "bad_magic"
+    elif data[4] != VERSION:
+        cause = "unknown_version"
+    else:
+        cause = "ok"
+    out["conformance"] = cause
+    out["conforming"] = cause == "ok"
+    if cause == "ok":
+        flags = data[5]
+        out["message"] = {
+            "hex": data[:MSG_LEN].hex(),
+            "version": data[4],
+            "flags": flags,
+            "remote_invalidation": bool(flags & FLAG_RI),
+            "reserved_flags": flags & ~FLAG_RI & 0xFF,
+            "send_code": data[6],
+            "recv_code": data[7],
+            "max_send": decode_size(data[6]),
+            "max_recv": decode_size(data[7]),
+        }
+        eff = (decode_size(data[6]), decode_size(data[7]), bool(flags & FLAG_RI))
+    else:
+        out["message"] = None
+        eff = rfc_default()
+    # What the receiver must assume the peer supports.
+    out["peer"] = {"send": eff[0], "recv": eff[1], "remote_invalidation": eff[2]}
+    return out
+
+
+def rfc_default():
+    # RFC 5: without a conforming message "the peer behaves as if a Private
+    # Data message was received in which bit 8 of the Flags field is clear
+    # (zero), and both Size fields contain the value zero": 1024/1024, no RI.
+    return (decode_size(0), decode_size(0), False)
+
+
+# --- The rules (RFC 3.1 and 3.2) ---------------------------------------
+
+
+def rfc_thresholds(own_send, own_recv, own_ri, peer_send, peer_recv, peer_ri):
+    """(send threshold, receive threshold, Remote Invalidation) of one side.
+
+    RFC 3.1: the requester "MUST use the smaller of its maximum send size and
+    the responder's maximum receive size"; the responder the smaller of its
+    maximum send size and the requester's maximum receive size. The other
+    direction is the peer's rule seen from this side: what this side
+    receives is at most what the peer sends, min(own recv, peer send).
+    RFC 3.2: Remote Invalidation only "if both peers support it".
+    """
+    send = min(own_send, peer_recv)
+    recv = min(own_recv, peer_send)
+    ri = own_ri and peer_ri
+    return send, recv, ri
+
+
+# --- The test guests' transport settings -------------------------------
+
+# Client: xprtrdma's defaults, /proc/sys/sunrpc/rdma_max_inline_write (what
+# it sends) and rdma_max_inline_read (what it receives), 4096 (6.12.md,
+# Client knobs; the guests leave them alone: testing, admin "With the default
+# parameters the negotiated values equal the stock ones (4096/4096)").
+CLIENT_INLINE_WRITE = 4096
+CLIENT_INLINE_READ = 4096
+# Server: svcrdma's /proc/sys/sunrpc/svc_rdma/max_req_size, 4096 (6.12.md).
+SERVER_MAX_REQ_SIZE = 4096
+# What xprtrdma and svcrdma can allocate (admin, Parameters: 65536 today).
+TRANSPORT_CEILING = 65536
+# Both soft devices can post Send With Invalidate (both have
+# IB_DEVICE_MEM_MGT_EXTENSIONS; testing: the two-guest test sees opcodes
+# 22/23 on rxe); stock svcrdma drops Remote Invalidation without it (6.12.md).
+DEVICE_CAN_INVALIDATE = {"rxe": True, "siw": True}
+# How much private data the receiver (and the server's capture) sees.
+# IB/RoCE (rxe): the CM message's whole area, zero-padded: 56 octets in a
+# REQ (92 less rdma_cm's 36-octet header), 196 in a REP (6.12.md, rdma_cm
+# facts; admin, debugfs peer_pdata_len). iWARP (siw): exactly what was sent
+# (design, patches 1 and 2), nothing when nothing was sent.
+PADDED_LEN = {"rxe": {"req": 56, "rep": 196}, "siw": None}
+
+# --- The row's sides ---------------------------------------------------
+
+KINDS = ("stock", "patched", "module")
+SIZE_PARAMS = {
+    "client": ("requester_send_size", "requester_recv_size"),
+    "server": ("responder_send_size", "responder_recv_size"),
+}
+BOOL_PARAMS = ("remote_invalidation", "send_private_data")
+
+
+def parse_spec(spec, role):
+    """interop.sh's side: KERNEL[@BASE][:PARAMS] (see its ROWS comment)."""
+    head, _, params = spec.partition(":")
+    kind, _, base = head.partition("@")
+    if kind not in KINDS:
+        raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: kernel {kind!r} is not one of {KINDS}")
+    if kind != "module" and params:
+        raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: only 'module' takes parameters")
+    # The module's defaults (admin, Parameters): sizes 0, remote_invalidation
+    # Y, send_private_data Y.
+    p = {SIZE_PARAMS[role][0]: 0, SIZE_PARAMS[role][1]: 0, "remote_invalidation": True, "send_private_data": True}
+    for item in params.replace(" ", ",").split(","):
+        if item in ("", "-"):
+            continue
+        key, eq, val = item.partition("=")
+        if not eq:
+            raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {item!r} is not key=value")
+        if key in BOOL_PARAMS:
+            if val not in ("Y", "y", "1", "N", "n", "0"):
+                raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {key}={val}: Y or N")
+            p[key] = val in ("Y", "y", "1")
+        elif key in SIZE_PARAMS["client"] + SIZE_PARAMS["server"]:
+            try:
+                size = int(val, 10)
+            except ValueError:
+                raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {key}={val}: not a number") from None
+            if size != 0 and not 1024 <= size <= 262144:
+                # admin: "Otherwise 1024..262144; other values are refused
+                # (-ERANGE)"; at load that makes the load fail.
+                raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {key}={val}: the module refuses it (-ERANGE)")
+            # The other role's sizes are taken but do not act on this one.
+            if key in SIZE_PARAMS[role]:
+                p[key] = size
+        else:
+            raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: unknown parameter {key!r}")
+    return kind, base or None, p
+
+
+def module_size(param, transport_setting):
+    # admin, Parameters: 0 (default) = the transport's own setting; else
+    # rounded down to a multiple of 1024 and capped at what the transport
+    # can allocate (65536).
+    if param == 0:
+        return transport_setting
+    return min(param // 1024 * 1024, TRANSPORT_CEILING)
+
+
+def advertisement(role, kind, p):
+    """What a side puts in its private data: (send, recv, ri) or None."""
+    if kind in ("stock", "patched"):
+        # The patched kernel without the module is stock on the wire
+        # (patches/6.12 0010's message: by=stock; testing, cm_negotiation:
+        # "unloaded: by=stock with stock values"; admin: "Unloaded, the
+        # transports behave as stock"). 7.3 is unchanged (7.3.md).
+        if role == "client":
+            # 6.12.md, rpcrdma_ep_create(): its inline sizes, flags always
+            # SND_W_INV_OK.
+            return (CLIENT_INLINE_WRITE, CLIENT_INLINE_READ, True)
+        # 6.12.md, svc_rdma_accept(): flags 0, sc_max_req_size both ways.
+        return (SERVER_MAX_REQ_SIZE, SERVER_MAX_REQ_SIZE, False)
+    if not p["send_private_data"]:
+        # admin: send_private_data=N "sends no private data at all".
+        return None
+    if role == "client":
+        send = module_size(p["requester_send_size"], CLIENT_INLINE_WRITE)
+        recv = module_size(p["requester_recv_size"], CLIENT_INLINE_READ)
+    else:
+        send = module_size(p["responder_send_size"], SERVER_MAX_REQ_SIZE)
+        recv = module_size(p["responder_recv_size"], SERVER_MAX_REQ_SIZE)
+    # admin: "Both roles advertise what they really use", the RI flag from
+    # remote_invalidation.
+    return (send, recv, p["remote_invalidation"])
+
+
+def own_limits(adv):
+    # A side that sent no message has promised nothing more than the RFC
+    # default: the peer takes it as 1024/1024 without RI (RFC 5), so it must
+    # hold itself to that (design, the cross-check: "a side that sent
+    # nothing conforming counts as 1 KB each way without Remote
+    # Invalidation"; admin, send_private_data=N).
+    return adv if adv is not None else rfc_default()
+
+
+def client_outcome(kind, adv, peer):
+    """The client's (send, recv, ri) and where it reports them."""
+    own = own_limits(adv)
+    # Stock xprtrdma (6.12.md, rpcrdma_update_cm_private()): defaults
+    # 1024/1024, a conforming message gives the server's sizes, then
+    # min(own, peer) both ways: the same as RFC 3.1. It handles Send With
+    # Invalidate whenever it comes; the patched kernel's trace reports RI as
+    # both peers advertised it (admin, Tracepoints: against a stock server
+    # "the stock client reports off"), which is RFC 3.2 again. The module
+    # applies RFC 3.1/3.2 (admin, "What changes").
+    send, recv, ri = rfc_thresholds(own[0], own[1], own[2], peer["send"], peer["recv"], peer["remote_invalidation"])
+    # Reports: rpcrdma_cm's debugfs; the patched kernel's
+    # rpcrdma:xprtrdma_cm_private; the stock kernel's xprtrdma_inline_thresh,
+    # which shows no RI (testing, The interop matrix).
+    source = {"module": "debugfs", "patched": "trace", "stock": "inline_thresh"}[kind]
+    return send, recv, ri, source
+
+
+def server_outcome(kind, adv, peer, peer_conforming, transport):
+    """The server's (send, recv, ri) and where it reports them."""
+    device = DEVICE_CAN_INVALIDATE[transport]
+    if kind in ("stock", "patched"):
+        # Stock svcrdma (6.12.md, 7.3.md): the client's sizes are dropped;
+        # Replies are limited only by its own sc_max_req_size, not by the
+        # client's receive size: reported as send 0, "not limited" (admin,
+        # Tracepoints). It receives into sc_max_req_size buffers: recv
+        # = sc_max_req_size. It uses Send With Invalidate whenever the client
+        # offered it (conforming message with the flag) and the device can,
+        # although it advertises flags 0: against RFC 3.2, as it behaves.
+        send = 0
+        recv = SERVER_MAX_REQ_SIZE
+        ri = peer_conforming and peer["remote_invalidation"] and device
+        # A stock kernel traces nothing on the server; the patched one has
+        # rpcrdma:svcrdma_cm_private (testing, The interop matrix).
+        return send, recv, ri, {"patched": "trace", "stock": "none"}[kind]
+    own = own_limits(adv)
+    send, recv, ri = rfc_thresholds(own[0], own[1], own[2], peer["send"], peer["recv"], peer["remote_invalidation"])
+    # admin, remote_invalidation: "Server: use it when the client advertised
+    # it and the device supports it".
+    ri = ri and device
+    if not peer_conforming:
+        # The series' server policy (admin, debugfs; design, patch 9): a
+        # client that sent no conforming private data may be an RFC 8166
+        # client sizing Reply chunks by its own buffers, so its Replies are
+        # not limited: send 0.
+        send = 0
+    return send, recv, ri, "debugfs"
+
+
+def wire(adv, transport, which):
+    """The private data the server's capture shows for one message, hex
+    ("-" none), and its length."""
+    data = encode_message(*adv) if adv is not None else b""
+    padded = PADDED_LEN[transport]
+    if padded is not None:
+        # rxe: the whole CM area, zero-padded, also when nothing was sent.
+        data = data + bytes(padded[which] - len(data))
+    return (data.hex() or "-"), len(data)
+
+
+def expect(server_spec, client_spec, transport):
+    if transport not in DEVICE_CAN_INVALIDATE:
+        raise SystemExit(f"rfc8797_oracle: transport {transport!r}: rxe or siw")
+    s_kind, s_base, s_p = parse_spec(server_spec, "server")
+    c_kind, c_base, c_p = parse_spec(client_spec, "client")
+    s_adv = advertisement("server", s_kind, s_p)
+    c_adv = advertisement("client", c_kind, c_p)
+    req_hex, req_len = wire(c_adv, transport, "req")
+    rep_hex, rep_len = wire(s_adv, transport, "rep")
+    # Each side judges what it received (as received: padded on rxe).
+    c_got = decode(parse_hex(rep_hex))
+    s_got = decode(parse_hex(req_hex))
+    c_res = client_outcome(c_kind, c_adv, c_got["peer"])
+    s_res = server_outcome(s_kind, s_adv, s_got["peer"], s_got["conforming"], transport)
+
+    def side(spec, kind, base, adv, sent_hex, sent_len, res):
+        send, recv, ri, source = res
+        return {
+            "spec": spec,
+            "kernel": kind,
+            "base": base,
+            "sends": encode_message(*adv).hex() if adv is not None else None,
+            "advertised": None if adv is None else {"send": adv[0], "recv": adv[1], "remote_invalidation": adv[2]},
+            "wire": sent_hex,
+            "wire_length": sent_len,
+            "send_threshold": send,
+            "recv_threshold": recv,
+            "remote_invalidation": bool(ri),
+            "reports": source,
+            # xprtrdma_inline_thresh shows no RI; "none" shows nothing.
+            "reports_ri": source in ("debugfs", "trace"),
+        }
+
+    return {
+        "transport": transport,
+        "wire_padding": PADDED_LEN[transport],
+        "client": side(client_spec, c_kind, c_base, c_adv, req_hex, req_len, c_res),
+        "server": side(server_spec, s_kind, s_base, s_adv, rep_hex, rep_len, s_res),
+    }
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="rfc8797_oracle.py", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("decode", help="decode received private data (hex, '-' or '' for none)")
+    d.add_argument("hex", nargs="?", default="")
+    e = sub.add_parser("expect", help="what RFC 8797 and the documented kernels give a row")
+    e.add_argument("--server", required=True)
+    e.add_argument("--client", required=True)
+    e.add_argument("--transport", required=True, choices=sorted(DEVICE_CAN_INVALIDATE))
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "decode":
+            out = decode(parse_hex(a.hex))
+        else:
+            out = expect(a.server, a.client, a.transport)
+    except SystemExit as err:
+        print(err, file=sys.stderr)
+        return 2
+    print(json.dumps(out, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
