@@ -56,15 +56,17 @@ deps:
 kernel:
 	$(SCRIPTS)/build-kernel.sh $(KCONFIG)
 
-# Kbuild writes the objects into this tree whatever the kernel; they are
-# cleaned when the kernel tree changes (another base or variant), and the
-# module is kept per base in build/module/<base>/ so that guests of both
-# bases (the cross-kernel interop rows) find theirs.
+# Kbuild writes the objects into this tree whatever the kernel; the
+# module's own (top level and rust/) are removed when the kernel tree
+# changes (another base or variant). Not with Kbuild's 'clean': it deletes
+# every *.ko below this directory, build/module/ included. The module is
+# kept per base in build/module/<base>/ so that guests of both bases (the
+# cross-kernel interop rows) find theirs.
 MODULE_STAMP := build/module/.built-against
+MODULE_OBJECTS := *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers rust/*.o rust/.*.cmd
 module modules:
 	@test -f $(KDIR)/vmlinux || { echo "no kernel at $(KDIR): run 'make KBASE=$(KBASE) kernel'" >&2; exit 1; }
-	@if [ "$$(cat $(MODULE_STAMP) 2>/dev/null)" != "$(KDIR)" ]; then \
-		$(MAKE) -s -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean; fi
+	@if [ "$$(cat $(MODULE_STAMP) 2>/dev/null)" != "$(KDIR)" ]; then rm -f $(MODULE_OBJECTS); fi
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) modules
 	@mkdir -p build/module && echo "$(KDIR)" >$(MODULE_STAMP)
 	install -D -m 0644 rpcrdma_cm.ko build/module/$(KBASE)/rpcrdma_cm.ko

@@ -16,12 +16,12 @@
 //! The same cycles on the vector the module used before (scanned for every
 //! insert, lookup and removal) are printed next to it for comparison.
 
+use crate::boundary::Stopwatch;
 use crate::cm_private::{negotiate, InlineSize, LocalLimits, PrivateMessage};
 use crate::{CmState, Entry};
 use kernel::alloc::{flags::GFP_KERNEL, KBox, KVec};
 use kernel::prelude::*;
 use kernel::sunrpc::rdma_cm::{Role, SockAddr};
-use kernel::time::Ktime;
 
 /// Live connection counts measured.
 const LIVE: [usize; 3] = [10, 1000, 10000];
@@ -130,11 +130,11 @@ impl LinearTable {
 fn time_runs(cycles: usize, mut f: impl FnMut(usize) -> Result) -> Result<(i64, i64)> {
     let (mut best, mut worst) = (i64::MAX, 0);
     for run in 0..RUNS {
-        let start = Ktime::ktime_get();
+        let start = Stopwatch::start();
         for c in 0..cycles {
             f(run * cycles + c)?;
         }
-        let took = Ktime::ktime_get().to_ns() - start.to_ns();
+        let took = start.elapsed_ns();
         best = best.min(took);
         worst = worst.max(took);
     }

@@ -8,6 +8,12 @@
 //! and the Remote Invalidation decision to the transport. Every protocol
 //! decision comes from the pure core in `proto/`, shared with the host crate
 //! that tests it. Unloaded, the transports behave as stock.
+//!
+//! Module parameters, debugfs and the clock come through `boundary`, the
+//! one part that differs per kernel: Kbuild picks the kernel crate's
+//! `module_param` and `debugfs` where the kernel has them
+//! (`rpcrdma_cm_boundary_kernel_crate`), else the C shim
+//! `rpcrdma_cm_shim.c` (`rpcrdma_cm_boundary_c_shim`, Linux 6.12).
 
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -16,7 +22,6 @@ use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNode};
 use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
 use kernel::sync::SpinLock;
-use kernel::time::Ktime;
 use kernel::{new_spinlock, ThisModule};
 
 #[path = "proto/cm_private.rs"]
@@ -24,18 +29,68 @@ pub mod cm_private;
 
 #[cfg(rpcrdma_cm_bench)]
 mod bench;
-mod shim;
 
+#[cfg(rpcrdma_cm_boundary_c_shim)]
+#[path = "boundary_c_shim.rs"]
+mod boundary;
+
+#[cfg(rpcrdma_cm_boundary_kernel_crate)]
+#[path = "boundary_kernel_crate.rs"]
+mod boundary;
+
+#[cfg(not(any(rpcrdma_cm_boundary_c_shim, rpcrdma_cm_boundary_kernel_crate)))]
+compile_error!("build with Kbuild: it selects the boundary (C shim or kernel crate)");
+
+use boundary::Stopwatch;
 use cm_private::{
     negotiate, InlineSize, LocalLimits, Negotiated, Nonconformance, PrivateMessage, MESSAGE_LEN,
 };
 
+// The parameters are the C shim's (`module_param_cb` there).
+#[cfg(rpcrdma_cm_boundary_c_shim)]
 module! {
     type: RpcrdmaCm,
     name: "rpcrdma_cm",
     author: "rpcrdma_cm developers",
     description: "RFC 8797 CM private data negotiation for NFS over RDMA",
     license: "GPL",
+}
+
+// The parameters are read once, at load, by `boundary::load_params`; at run
+// time they are set through `rpcrdma_cm/parameters/` in debugfs.
+#[cfg(rpcrdma_cm_boundary_kernel_crate)]
+module! {
+    type: RpcrdmaCm,
+    name: "rpcrdma_cm",
+    authors: ["rpcrdma_cm developers"],
+    description: "RFC 8797 CM private data negotiation for NFS over RDMA",
+    license: "GPL",
+    params: {
+        requester_send_size: u32 {
+            default: 0,
+            description: "Client: largest inline send advertised, bytes (0 = transport setting, else 1024..262144)",
+        },
+        requester_recv_size: u32 {
+            default: 0,
+            description: "Client: largest inline receive advertised, bytes (0 = transport setting, else 1024..262144)",
+        },
+        responder_send_size: u32 {
+            default: 0,
+            description: "Server: largest inline send advertised, bytes (0 = transport setting, else 1024..262144)",
+        },
+        responder_recv_size: u32 {
+            default: 0,
+            description: "Server: largest inline receive advertised, bytes (0 = transport setting, else 1024..262144)",
+        },
+        remote_invalidation: bool {
+            default: true,
+            description: "Offer (client) and use (server) Remote Invalidation when the peer allows it (default Y)",
+        },
+        send_private_data: bool {
+            default: true,
+            description: "Send RFC 8797 private data; N behaves like an RFC 8166 peer without it (default Y)",
+        },
+    },
 }
 
 /// Octets of the peer's private data kept for debugfs.
@@ -304,8 +359,8 @@ impl CallbackTime {
 struct CallbackTimer<'a> {
     /// Where the time goes.
     time: &'a CallbackTime,
-    /// When the callback was entered.
-    start: Ktime,
+    /// Started when the callback was entered.
+    start: Stopwatch,
 }
 
 impl<'a> CallbackTimer<'a> {
@@ -313,7 +368,7 @@ impl<'a> CallbackTimer<'a> {
     fn start(time: &'a CallbackTime) -> Self {
         CallbackTimer {
             time,
-            start: Ktime::ktime_get(),
+            start: Stopwatch::start(),
         }
     }
 }
@@ -322,7 +377,7 @@ impl Drop for CallbackTimer<'_> {
     fn drop(&mut self) {
         // CLOCK_MONOTONIC does not go back; a negative difference is
         // impossible, and would be counted as 0 rather than as 2^64 - 1.
-        let ns = (Ktime::ktime_get() - self.start).to_ns();
+        let ns = self.start.elapsed_ns();
         self.time.add(u64::try_from(ns).unwrap_or(0));
     }
 }
@@ -396,7 +451,7 @@ impl CmState {
     /// stock code, which handles it correctly without this module.
     fn node(entry: Entry) -> Result<EntryNode> {
         RBTreeNode::new(entry.cookie, entry, GFP_KERNEL).inspect_err(|_| {
-            shim::warn_no_memory();
+            boundary::warn_no_memory();
         })
     }
 
@@ -476,7 +531,7 @@ impl CmState {
 
 /// The size parameters (send, receive) that apply to `role`; `None` where
 /// the transport's own setting applies.
-fn sizes_for(p: &shim::Params, role: Role) -> (Option<InlineSize>, Option<InlineSize>) {
+fn sizes_for(p: &boundary::Params, role: Role) -> (Option<InlineSize>, Option<InlineSize>) {
     match role {
         Role::Requester => (p.requester_send, p.requester_recv),
         Role::Responder => (p.responder_send, p.responder_recv),
@@ -546,7 +601,7 @@ fn outcome(n: &Negotiated) -> Outcome {
 impl rdma_cm::Operations for CmState {
     fn prepare_connect(&self, conn: &Conn, local: &mut Local, pdata: &mut [u8]) -> Result<usize> {
         let _timer = self.time(Callback::PrepareConnect);
-        let p = shim::params();
+        let p = boundary::params();
         let limits = local_limits(local, sizes_for(&p, Role::Requester), p.remote_invalidation);
         let mut proposed = *local;
         let (len, advertised) = advertise(&limits, p.send_private_data, &mut proposed, pdata)?;
@@ -595,7 +650,7 @@ impl rdma_cm::Operations for CmState {
         pdata: &mut [u8],
     ) -> Result<(usize, Outcome)> {
         let _timer = self.time(Callback::PrepareAccept);
-        let p = shim::params();
+        let p = boundary::params();
         let peer = PrivateMessage::decode(peer_pdata);
         let limits = local_limits(local, sizes_for(&p, Role::Responder), p.remote_invalidation);
         let mut proposed = *local;
@@ -630,19 +685,20 @@ impl rdma_cm::Operations for CmState {
 /// The module instance: the debugfs files, which own the registration and
 /// remove themselves before it unregisters, waits and frees the state.
 struct RpcrdmaCm {
-    _debugfs: shim::Debugfs,
+    _debugfs: boundary::Debugfs,
 }
 
 impl kernel::Module for RpcrdmaCm {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        boundary::load_params()?;
         #[cfg(rpcrdma_cm_bench)]
         bench::run()?;
         let registration = KBox::pin_init(
             rdma_cm::Registration::<CmState>::new(CmState::new()),
             GFP_KERNEL,
         )?;
-        let debugfs = shim::Debugfs::create(registration);
-        let p = shim::params();
+        let debugfs = boundary::Debugfs::create(registration);
+        let p = boundary::params();
         pr_info!(
             "registered; private data {}, remote invalidation {}\n",
             if p.send_private_data { "on" } else { "off" },

@@ -27,7 +27,7 @@ void rpcrdma_cm_debugfs_create(const void *state);
 void rpcrdma_cm_debugfs_remove(void);
 void rpcrdma_cm_seq_write(struct seq_file *m, const u8 *text, size_t len);
 
-/* Implemented in Rust (shim.rs). */
+/* Implemented in Rust (boundary_c_shim.rs). */
 bool rpcrdma_cm_conn_at_or_after(const void *state, unsigned long key,
 				 unsigned long *found);
 void rpcrdma_cm_show_connection(struct seq_file *m, const void *state,

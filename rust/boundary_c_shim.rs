@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The boundary to the module's C side (`rpcrdma_cm_shim.c`): module
-//! parameters and debugfs files, which 6.12's kernel crate lacks.
+//! The C-shim boundary, for kernels whose kernel crate has no module
+//! parameters or debugfs (Linux 6.12): both come from the module's C side,
+//! `rpcrdma_cm_shim.c`. Kbuild builds it with `rpcrdma_cm_shim.o` and
+//! `--cfg rpcrdma_cm_boundary_c_shim`; `boundary_kernel_crate.rs` is the
+//! same interface on the kernel crate.
 //!
 //! This is the module's only `unsafe` code.
 
@@ -11,7 +14,9 @@ use core::ffi::{c_ulong, c_void};
 use core::fmt;
 use core::pin::Pin;
 use kernel::alloc::KBox;
+use kernel::error::Result;
 use kernel::sunrpc::rdma_cm::Registration;
+use kernel::time::Ktime;
 
 mod ffi {
     use core::ffi::c_void;
@@ -59,6 +64,12 @@ fn size(bytes: u32) -> Option<InlineSize> {
     (bytes != 0).then(|| InlineSize::from_bytes(bytes))
 }
 
+/// Take the parameters given at load. Nothing to do here: the C setters
+/// checked them as they were set, and [`params`] reads them where they are.
+pub(crate) fn load_params() -> Result {
+    Ok(())
+}
+
 /// Read all parameters.
 pub(crate) fn params() -> Params {
     // SAFETY: each getter takes no arguments, reads one static of the C side
@@ -80,6 +91,21 @@ pub(crate) fn params() -> Params {
 pub(crate) fn warn_no_memory() {
     // SAFETY: takes no arguments and may be called from any context.
     unsafe { ffi::rpcrdma_cm_warn_no_memory() };
+}
+
+/// Measures elapsed CLOCK_MONOTONIC time.
+pub(crate) struct Stopwatch(Ktime);
+
+impl Stopwatch {
+    /// Start measuring now.
+    pub(crate) fn start() -> Stopwatch {
+        Stopwatch(Ktime::ktime_get())
+    }
+
+    /// Nanoseconds since [`Stopwatch::start`].
+    pub(crate) fn elapsed_ns(&self) -> i64 {
+        (Ktime::ktime_get() - self.0).to_ns()
+    }
 }
 
 /// The debugfs files, and the registration whose state they show.
