@@ -34,7 +34,9 @@
 #               of the interop matrix, built incrementally from the test
 #               kernel's tree (one test each)
 #   interop     scripts/interop.sh --cut on the full base and --cross, the
-#               rows that pair 7.3 with 6.12 (each KTAP test counts)
+#               rows that pair 7.3 with 6.12 (each KTAP test counts); the
+#               rows' files are kept in build/check/interop-kept, so that
+#               'scripts/interop.sh --recheck' can judge them again
 #
 # The tally's rules are in scripts/tally.sh.
 #
@@ -79,7 +81,7 @@ done
 # The base that runs the whole guest suite, and the cut the other runs:
 # module load and parameters, rxe, NFSv3 and NFSv4.2 round trips, the
 # negotiation matrix, the iWARP short private data and the kernel log.
-CHECK_FULL_BASE=${CHECK_FULL_BASE:-6.12}
+CHECK_FULL_BASE=${CHECK_FULL_BASE:-7.3}
 case "$CHECK_FULL_BASE" in
 6.12) cut_base=7.3 ;;
 7.3) cut_base=6.12 ;;
@@ -182,7 +184,7 @@ export RPCRDMA_CM_KBASE=$CHECK_FULL_BASE
 if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
 	note "interop cut $CHECK_FULL_BASE ($(scripts/interop.sh --cut --list | grep -c .) pairs of guests, about 12 minutes under TCG)"
 	run_step "interop cut" "$logs/interop-cut.log" progress_ktap \
-		env INTEROP_TABLE="$logs/interop-table.txt" scripts/interop.sh --cut
+		env INTEROP_TABLE="$logs/interop-table.txt" INTEROP_KEEP="$logs/interop-kept" scripts/interop.sh --cut
 	tally_ktap interop-cut "$logs/interop-cut.log" $?
 else
 	count "interop cut (no stock $CHECK_FULL_BASE kernel)" 1
@@ -190,7 +192,7 @@ fi
 if [ -n "${stock[7.3]:-}" ] && [ -n "${stock[6.12]:-}" ]; then
 	note "interop across the bases ($(scripts/interop.sh --cross --list | grep -c .) pairs of guests, 7.3 with 6.12)"
 	run_step "interop cross" "$logs/interop-cross.log" progress_ktap \
-		env INTEROP_TABLE="$logs/interop-cross-table.txt" scripts/interop.sh --cross
+		env INTEROP_TABLE="$logs/interop-cross-table.txt" INTEROP_KEEP="$logs/interop-kept" scripts/interop.sh --cross
 	tally_ktap interop-cross "$logs/interop-cross.log" $?
 else
 	count "interop across the bases (a stock kernel is missing)" 1
