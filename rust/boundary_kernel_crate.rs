@@ -307,8 +307,15 @@ type OwnedRegistration = Pin<KBox<Registration<CmState>>>;
 /// [`Files::Shown`], the `Scope` owns both the directory `rpcrdma_cm/`, with
 /// every file in it, and the registration, and dropping it removes the
 /// directory first, which waits for the file operations in progress and
-/// makes later ones fail, and only then drops the registration, which
-/// unregisters, waits for the callbacks and frees the state.
+/// makes later reads and writes fail, and only then drops the registration,
+/// which unregisters, waits for the callbacks and frees the state.
+///
+/// What this does not cover: `kernel::debugfs` gives its file operations no
+/// `.owner`, so a file still open when the module is unloaded does not keep
+/// the module loaded, and closing it afterwards reads the unloaded module's
+/// file operations (an oops in `full_proxy_release`; Rust-for-Linux issue
+/// 214). The admin guide says to close the files before unloading; the fix
+/// belongs in the kernel crate.
 pub(crate) struct Debugfs {
     /// The files and the registration, or the registration alone.
     _files: Files,
