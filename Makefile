@@ -5,7 +5,7 @@
 
 SHELL := /bin/bash
 KCONFIG ?= default
-# The kernel base: 6.12 (LTS, patches/6.12, the stable backport) or 7.3
+# The kernel base: 6.12 (LTS, patches/6.12, the backport) or 7.3
 # (mainline, patches/7.3). Every target below works on the one named here.
 KBASE ?= 6.12
 export RPCRDMA_CM_KBASE := $(KBASE)

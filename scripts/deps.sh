@@ -6,7 +6,7 @@
 # pinned versions and installs nothing. Run as root (or via sudo).
 set -euo pipefail
 
-# Pinned versions. Two kernel bases: 6.12 LTS (the stable backport, from
+# Pinned versions. Two kernel bases: 6.12 LTS (the backport, from
 # the host's own bookworm suites) and 7.3 (mainline, the series sent
 # upstream, from trixie-backports through a private sources list: see
 # fetch_linux_source_7_3 below). rustc 1.85 is the minimum of both.

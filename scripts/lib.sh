@@ -5,7 +5,7 @@ RPCRDMA_CM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RPCRDMA_CM_TOOLS=${RPCRDMA_CM_TOOLS:-/opt/rpcrdma-cm-tools}
 RPCRDMA_CM_CACHE=${RPCRDMA_CM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcrdma_cm}
 # The kernel base: 7.3 (mainline: patches/7.3, the series meant for
-# upstream) or 6.12 (LTS: patches/6.12, the stable backport). Every kernel,
+# upstream) or 6.12 (LTS: patches/6.12, the backport). Every kernel,
 # module and guest script works on the base RPCRDMA_CM_KBASE names.
 RPCRDMA_CM_KBASE=${RPCRDMA_CM_KBASE:-6.12}
 case "$RPCRDMA_CM_KBASE" in
