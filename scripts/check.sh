@@ -92,7 +92,7 @@ CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtr
 declare -A built=()
 lint_scope=all
 for base in 7.3 6.12; do
-	export RPCRDMA_CM_KBASE=$base
+	kbase_set "$base"
 	note "kernel $base"
 	step_kernel "$logs/kernel-$base.log"
 	kernel_rc=$?
@@ -122,7 +122,7 @@ count "tools build (build/check/tools.log)" $?
 guest_suite() {
 	local base=$1 what=$2 st_rc failed_before programs
 	shift 2
-	export RPCRDMA_CM_KBASE=$base
+	kbase_set "$base"
 	note "selftests $base ($what)"
 	run_step "selftests $base" "$logs/selftests-$base.log" progress_ktap scripts/selftests.sh "$@"
 	st_rc=$?
@@ -156,14 +156,14 @@ fi
 
 for base in "$CHECK_FULL_BASE" "$cut_base"; do
 	[ -n "${built[$base]:-}" ] || continue
-	export RPCRDMA_CM_KBASE=$base
+	kbase_set "$base"
 	note "two-guest test $base (two guests, about 3 minutes under TCG)"
 	run_step "two-guest $base" "$logs/two-guest-$base.log" progress_ktap scripts/two-guest.sh
 	tally_ktap "two-guest $base" "$logs/two-guest-$base.log" $?
 done
 
 if [ -n "${built[$CHECK_FULL_BASE]:-}" ]; then
-	export RPCRDMA_CM_KBASE=$CHECK_FULL_BASE
+	kbase_set "$CHECK_FULL_BASE"
 	note "bench-nfs smoke $CHECK_FULL_BASE (two guest pairs, about 2 minutes under TCG, 4 on busy cores)"
 	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench-nfs-smoke.sh
 	tally_ktap bench-nfs-smoke "$logs/bench-nfs-smoke.log" $?
@@ -172,7 +172,7 @@ fi
 declare -A stock=()
 for base in "$CHECK_FULL_BASE" "$cut_base"; do
 	[ -n "${built[$base]:-}" ] || continue
-	export RPCRDMA_CM_KBASE=$base
+	kbase_set "$base"
 	note "stock kernel $base (incrementally from the test kernel's tree, about 2 minutes)"
 	run_step "stock kernel $base" "$logs/stock-kernel-$base.log" progress_last_line scripts/build-stock-kernel.sh
 	stock_rc=$?
@@ -180,7 +180,7 @@ for base in "$CHECK_FULL_BASE" "$cut_base"; do
 	[ $stock_rc -eq 0 ] && stock[$base]=1
 done
 
-export RPCRDMA_CM_KBASE=$CHECK_FULL_BASE
+kbase_set "$CHECK_FULL_BASE"
 if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
 	note "interop cut $CHECK_FULL_BASE ($(scripts/interop.sh --cut --list | grep -c .) pairs of guests, about 12 minutes under TCG)"
 	run_step "interop cut" "$logs/interop-cut.log" progress_ktap \

@@ -7,30 +7,39 @@ RPCRDMA_CM_CACHE=${RPCRDMA_CM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcrdma_cm}
 # The kernel base: 7.3 (mainline: patches/7.3, the series meant for
 # upstream) or 6.12 (LTS: patches/6.12, the backport). Every kernel,
 # module and guest script works on the base RPCRDMA_CM_KBASE names.
-RPCRDMA_CM_KBASE=${RPCRDMA_CM_KBASE:-6.12}
-case "$RPCRDMA_CM_KBASE" in
-6.12)
-	KBASE_SOURCE_PKG=linux-source-6.12
-	KBASE_SOURCE_VERSION=6.12.118-1~deb12u1
-	KBASE_TARBALL_DEFAULT=/usr/src/linux-source-6.12.tar.xz
-	KBASE_BINDGEN_DEFAULT=$RPCRDMA_CM_TOOLS/bin/bindgen
-	;;
-7.3)
-	KBASE_SOURCE_PKG=linux-source-7.3
-	KBASE_SOURCE_VERSION=7.3.4-1~bpo13+1
-	KBASE_TARBALL_DEFAULT=$RPCRDMA_CM_TOOLS/linux-source-7.3/linux-source-7.3.tar.xz
-	KBASE_BINDGEN_DEFAULT=$RPCRDMA_CM_TOOLS/bindgen-0.71.1/bin/bindgen
-	;;
-*)
-	echo "RPCRDMA_CM_KBASE='$RPCRDMA_CM_KBASE': the kernel bases are 7.3 and 6.12" >&2
-	exit 1
-	;;
-esac
-export RPCRDMA_CM_KBASE
-KBASE_PATCHES=$RPCRDMA_CM_TOP/patches/$RPCRDMA_CM_KBASE
-LINUX_TARBALL=${LINUX_TARBALL:-$KBASE_TARBALL_DEFAULT}
+# What the user set beside the base (kept across kbase_set).
+RPCRDMA_CM_USER_TARBALL=${RPCRDMA_CM_USER_TARBALL-${LINUX_TARBALL:-}}
+RPCRDMA_CM_USER_BINDGEN=${RPCRDMA_CM_USER_BINDGEN-${KERNEL_BINDGEN:-}}
+
+# kbase_set BASE: make BASE the current base (RPCRDMA_CM_KBASE, exported)
+# and set what belongs to it: KBASE_SOURCE_PKG, KBASE_SOURCE_VERSION,
+# KBASE_PATCHES, LINUX_TARBALL and KERNEL_BINDGEN (the last two unless the
+# user set them). A script that switches bases calls it, not only export.
+kbase_set() {
+	case "$1" in
+	6.12)
+		KBASE_SOURCE_PKG=linux-source-6.12
+		KBASE_SOURCE_VERSION=6.12.118-1~deb12u1
+		LINUX_TARBALL=${RPCRDMA_CM_USER_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+		KERNEL_BINDGEN=${RPCRDMA_CM_USER_BINDGEN:-$RPCRDMA_CM_TOOLS/bin/bindgen}
+		;;
+	7.3)
+		KBASE_SOURCE_PKG=linux-source-7.3
+		KBASE_SOURCE_VERSION=7.3.4-1~bpo13+1
+		LINUX_TARBALL=${RPCRDMA_CM_USER_TARBALL:-$RPCRDMA_CM_TOOLS/linux-source-7.3/linux-source-7.3.tar.xz}
+		KERNEL_BINDGEN=${RPCRDMA_CM_USER_BINDGEN:-$RPCRDMA_CM_TOOLS/bindgen-0.71.1/bin/bindgen}
+		;;
+	*)
+		echo "RPCRDMA_CM_KBASE='$1': the kernel bases are 7.3 and 6.12" >&2
+		exit 1
+		;;
+	esac
+	RPCRDMA_CM_KBASE=$1
+	export RPCRDMA_CM_KBASE
+	KBASE_PATCHES=$RPCRDMA_CM_TOP/patches/$RPCRDMA_CM_KBASE
+}
+kbase_set "${RPCRDMA_CM_KBASE:-6.12}"
 KERNEL_RUSTC=${KERNEL_RUSTC:-/usr/bin/rustc}
-KERNEL_BINDGEN=${KERNEL_BINDGEN:-$KBASE_BINDGEN_DEFAULT}
 
 # module_ko [BASE]: the rpcrdma_cm.ko built for BASE (default the current
 # one) by 'make KBASE=BASE module'.
