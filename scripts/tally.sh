@@ -68,32 +68,36 @@ allowed_skip() {
 # subtests: a program that failed without a failing subtest (crash, bail
 # out, timeout) is one failure of its own. A program skipped as a whole
 # ("1..0 # SKIP reason") counts one skip if RPCRDMA_CM_ALLOW_SKIP names it
-# and one failure otherwise. A PROG that printed no result did not run
-# (the guest died or timed out): a failure.
+# and one failure otherwise. A program that passed with no subtest of its
+# own (e.g. printed "1..0 # SKIP" but exited 0) is a failure. A PROG that
+# printed no result did not run (the guest died or timed out): a failure.
 tally_selftests() {
-	local log=$1 line prog= desc reason= own_fail=0 p
+	local log=$1 line prog= desc reason= own_fail=0 own_n=0 p
 	shift
 	local -A done_progs=()
 	while IFS= read -r line; do
 		case "$line" in
 		"# selftests: "*)
-			prog=${line##*: } own_fail=0 reason= ;;
+			prog=${line##*: } own_fail=0 own_n=0 reason= ;;
 		"# 1..0 # SKIP"*)
 			reason=${line#*SKIP} reason=${reason# } ;;
 		"# ok "[0-9]*"# SKIP"*)
+			own_n=$((own_n + 1))
 			skipped=$((skipped + 1)) ;;
 		"# ok "[0-9]*)
+			own_n=$((own_n + 1))
 			passed=$((passed + 1)) ;;
 		"# not ok "[0-9]*)
 			desc=${line#\# not ok }
 			desc=${desc#* }
+			own_n=$((own_n + 1))
 			own_fail=$((own_fail + 1))
 			count "selftests: $prog: $desc" 1 ;;
 		"ok "[0-9]*" selftests: "*|"not ok "[0-9]*" selftests: "*)
 			p=${line%% # *}
 			p=${p##*: }
 			done_progs[$p]=1
-			[ "$p" = "$prog" ] || own_fail=0 reason=
+			[ "$p" = "$prog" ] || own_fail=0 own_n=0 reason=
 			case "$line" in
 			"ok "*"# SKIP"*)
 				if allowed_skip "$p"; then
@@ -105,6 +109,9 @@ tally_selftests() {
 			"not ok "*)
 				[ "$own_fail" -gt 0 ] ||
 					count "selftests: $p failed without a failing subtest (${line##* # })" 1 ;;
+			*)
+				[ "$own_n" -gt 0 ] ||
+					count "selftests: $p passed with no subtest of its own${reason:+ (1..0 # SKIP $reason)}" 1 ;;
 			esac
 			prog= ;;
 		esac

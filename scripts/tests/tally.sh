@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of scripts/tally.sh, the rules by which 'make check' counts: each
+# case feeds tally_selftests a made-up kselftest runner log and compares
+# the passed/failed/skipped counts with what the rules say. Boots nothing.
+# KTAP output; exit 0 only if every case passes.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../tally.sh
+. "$top/scripts/tally.sh"
+
+n=0 bad=0
+echo "TAP version 13"
+echo "1..6"
+# case NAME WANT(passed/failed/skipped) LOG PROGS...
+case_() {
+	local name=$1 want=$2 log=$3 got
+	shift 3
+	passed=0 failed=0 skipped=0 failures=()
+	tally_selftests <(printf '%s\n' "$log") "$@" >/dev/null
+	got="$passed/$failed/$skipped"
+	n=$((n + 1))
+	if [ "$got" = "$want" ]; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name # got $got, want $want"
+		bad=$((bad + 1))
+	fi
+}
+
+case_ "two passing subtests of one program" 2/0/0 "# selftests: d: a.sh
+# ok 1 x
+# ok 2 y
+ok 1 selftests: d: a.sh" a.sh
+
+case_ "a failing subtest is one failure" 1/1/0 "# selftests: d: a.sh
+# ok 1 x
+# not ok 2 y
+not ok 1 selftests: d: a.sh # exit=1" a.sh
+
+case_ "a program that failed without a failing subtest" 1/1/0 "# selftests: d: a.sh
+# ok 1 x
+not ok 1 selftests: d: a.sh # TIMEOUT 600 seconds" a.sh
+
+case_ "a program skipped as a whole (exit 4) fails unless allowed" 0/1/0 "# selftests: d: a.sh
+# 1..0 # SKIP no rxe
+ok 1 selftests: d: a.sh # SKIP" a.sh
+
+case_ "a program that printed 1..0 # SKIP and exited 0 fails" 0/1/0 "# selftests: d: a.sh
+# 1..0 # SKIP no rxe
+ok 1 selftests: d: a.sh" a.sh
+
+case_ "a program with no result did not run" 1/1/0 "# selftests: d: a.sh
+# ok 1 x
+ok 1 selftests: d: a.sh" a.sh b.sh
+
+[ $bad -eq 0 ]
