@@ -146,7 +146,8 @@ side_params() {
 	esac
 }
 
-for row in "${selected[@]}"; do
+# --recheck boots nothing: it needs no kernel, module or tool.
+[ -n "$recheck" ] || for row in "${selected[@]}"; do
 	IFS='|' read -r name server client _ <<<"$row"
 	for spec in "$server" "$client"; do
 		f=$(side_kdir "$spec")/arch/x86/boot/bzImage
@@ -156,7 +157,7 @@ for row in "${selected[@]}"; do
 			rpcrdma_cm_die "$(side_ko "$spec") missing ($name): run 'make KBASE=$(side_base "$spec") module'"
 	done
 done
-[ -x "$TOOL" ] || rpcrdma_cm_die "$TOOL missing: run 'make tools'"
+[ -n "$recheck" ] || [ -x "$TOOL" ] || rpcrdma_cm_die "$TOOL missing: run 'make tools'"
 
 TOPW=$(mktemp -d /tmp/rpcrdma-cm-interop.XXXXXX)
 cleanup() {
@@ -195,32 +196,65 @@ tshark_fields() {
 	echo "$out"
 }
 
+# judged_port DIR: the client's port of the connection whose values the
+# row judges, where a side says it: the server's debugfs line (peer=) or
+# the client's (local=); empty when neither side runs rpcrdma_cm.
+judged_port() {
+	local line
+	line=$(grep -h "^role=responder " "$1/server-connections" 2>/dev/null | head -1)
+	if [ -n "$line" ]; then
+		echo "$line" | tr ' ' '\n' | sed -n 's/^peer=.*:\([0-9]*\)$/\1/p'
+		return
+	fi
+	line=$(grep -h "^role=requester " "$1/client-connections" 2>/dev/null | head -1)
+	[ -n "$line" ] && echo "$line" | tr ' ' '\n' | sed -n 's/^local=.*:\([0-9]*\)$/\1/p'
+}
+
 # wire_pdata DIR TRANSPORT: "REQ REP", the private data of the NFS
 # connection's REQ and REP in hex as the server captured them: the IB CM
-# ConnectRequest (to port 20049) and ConnectReply on rxe; the MPA Request
-# and Reply on siw, less the 4 octets of MPA revision 2's enhanced
-# connection setup (IRD/ORD, RFC 6581) that precede the consumer's data.
-# "-" for a message that carried none. Fails when the capture holds no
-# such pair.
+# ConnectRequest (to port 20049) and the ConnectReply that answers it
+# (its remote communication ID is the REQ's local one) on rxe; the MPA
+# Request and the Reply of the same TCP stream on siw, less the 4 octets
+# of MPA revision 2's enhanced connection setup (IRD/ORD, RFC 6581) that
+# precede the consumer's data. "-" for a message that carried none. The
+# REQ is the one of the judged connection (judged_port: its source port),
+# else the last one (the connection that stayed up). Fails when the
+# capture holds no such pair.
 wire_pdata() {
-	local d=$1 req rep rows
+	local d=$1 req rep rows port pick id stream
+	port=$(judged_port "$d")
 	if [ "$2" = rxe ]; then
 		rows=$(tshark_fields "$d/server.pcap" \
 			"infiniband.mad.attributeid == 0x0010 && infiniband.cm.req.serviceid.dport == $NFS_PORT" \
-			infiniband.cm.req.ip_cm.private) || return 1
-		req=$(echo "$rows" | head -1 | tr -d ':')
+			infiniband.cm.req infiniband.cm.req.ip_cm.sport infiniband.cm.req.ip_cm.private) || return 1
+		if [ -n "$port" ]; then
+			# tshark shows the IP CM source port in hex.
+			pick=$(echo "$rows" | awk -F'|' -v p="$port" -v x="$(printf '0x%04x' "$port")" \
+				'$2 == p || tolower($2) == x' | tail -1)
+		else
+			pick=$(echo "$rows" | grep . | tail -1)
+		fi
+		IFS='|' read -r id _ req <<<"$pick"
+		req=$(echo "$req" | tr -d ':')
 		rows=$(tshark_fields "$d/server.pcap" "infiniband.mad.attributeid == 0x0013" \
-			infiniband.cm.rep.private) || return 1
-		rep=$(echo "$rows" | head -1 | tr -d ':')
+			infiniband.cm.rep.remotecommid infiniband.cm.rep.private) || return 1
+		rep=$(echo "$rows" | awk -F'|' -v id="$id" 'id != "" && $1 == id { print $2; exit }' | tr -d ':')
 	else
-		rows=$(tshark_fields "$d/server.pcap" "iwarp_mpa.req" iwarp_mpa.rev iwarp_mpa.pdlength \
-			iwarp_mpa.privatedata) || return 1
-		req=$(mpa_consumer_data "$(echo "$rows" | head -1)") || return 1
-		rows=$(tshark_fields "$d/server.pcap" "iwarp_mpa.rep" iwarp_mpa.rev iwarp_mpa.pdlength \
-			iwarp_mpa.privatedata) || return 1
+		rows=$(tshark_fields "$d/server.pcap" "iwarp_mpa.req" tcp.stream tcp.srcport iwarp_mpa.rev \
+			iwarp_mpa.pdlength iwarp_mpa.privatedata) || return 1
+		if [ -n "$port" ]; then
+			pick=$(echo "$rows" | awk -F'|' -v p="$port" '$2 == p' | tail -1)
+		else
+			pick=$(echo "$rows" | grep . | tail -1)
+		fi
+		stream=${pick%%|*}
+		req=$(mpa_consumer_data "$(echo "$pick" | cut -d'|' -f3-)") || return 1
+		rows=$(tshark_fields "$d/server.pcap" "iwarp_mpa.rep && tcp.stream == ${stream:-none}" \
+			iwarp_mpa.rev iwarp_mpa.pdlength iwarp_mpa.privatedata) || return 1
 		rep=$(mpa_consumer_data "$(echo "$rows" | head -1)") || return 1
 	fi
-	[ -n "$req" ] && [ -n "$rep" ] || { ktap_print_msg "no REQ/REP private data in $d/server.pcap" >&2; return 1; }
+	[ -n "$req" ] && [ -n "$rep" ] ||
+		{ ktap_print_msg "no REQ/REP pair of the judged connection${port:+ (port $port)} in $d/server.pcap" >&2; return 1; }
 	echo "$req $rep"
 }
 # mpa_consumer_data "REV|LEN|HEX": the consumer's private data in hex, "-"
