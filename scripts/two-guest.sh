@@ -65,7 +65,7 @@ ended_cleanly() {
 }
 
 ktap_print_header
-ktap_set_plan 21
+ktap_set_plan 24
 
 W=$TOPW/stock
 run_pair "$W" "" ""
@@ -222,14 +222,16 @@ traces_match() {
 	return $ok
 }
 
-# count_opcodes PCAP: "SENDS SWI": how many packets carry an RC SEND
-# without invalidation (BTH opcodes 0-5) and how many an RC
-# SEND_LAST/ONLY_WITH_INVALIDATE (22/23). Fails, saying why, when tshark
-# cannot read the capture: zero packets of a kind is a finding only in a
-# capture that was read.
+# count_opcodes PCAP: "SENDS SWI": how many packets the server (192.0.2.1)
+# sent that carry an RC SEND without invalidation (BTH opcodes 0-5) and
+# how many an RC SEND_LAST/ONLY_WITH_INVALIDATE (22/23); the client's
+# Calls are not counted. Fails, saying why, when tshark cannot read the
+# capture: zero packets of a kind is a finding only in a capture that was
+# read (each pair's capture_complete says it was whole).
 count_opcodes() {
 	local ops
-	ops=$(tshark_read "$1" -T fields -e infiniband.bth.opcode 2>&1) || { echo "$ops"; return 1; }
+	ops=$(tshark_read "$1" -Y "ip.src == 192.0.2.1" -T fields -e infiniband.bth.opcode 2>&1) ||
+		{ echo "$ops"; return 1; }
 	echo "$(echo "$ops" | grep -cxE '[0-5]') $(echo "$ops" | grep -cxE '22|23')"
 }
 # trace_value FILE KEY: KEY's value in the newest tracepoint line in FILE.
@@ -249,6 +251,7 @@ ktap_test_result "stock: both tracepoints (by=stock) show the private data on th
 RI=$TOPW/ri-on
 run_pair "$RI" - -
 ktap_test_result "rpcrdma_cm both ends: mount and 256 KiB byte-exact" grep -qx ok "$RI/client-data"
+ktap_test_result "RI on: the capture is whole" capture_complete "$RI"
 rep_flags() {
 	local rep
 	rep=$(cm_field_in "$RI/server.pcap" "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
@@ -273,6 +276,7 @@ ktap_test_result "RI on: replies use Send With Invalidate on the wire" ri_on_swi
 NORI=$TOPW/ri-off
 run_pair "$NORI" remote_invalidation=N -
 ktap_test_result "server remote_invalidation=N: mount and 256 KiB byte-exact" grep -qx ok "$NORI/client-data"
+ktap_test_result "RI off: the capture is whole" capture_complete "$NORI"
 ri_off_no_swi() {
 	local counts sends swi
 	counts=$(count_opcodes "$NORI/server.pcap") || { echo "$counts"; return 1; }
@@ -297,6 +301,7 @@ ktap_test_result "RI off: the client needs more LocalInv than with RI on" more_l
 OFF=$TOPW/client-pdata-off
 run_pair "$OFF" - send_private_data=N
 ktap_test_result "client without private data: mount and 256 KiB byte-exact" grep -qx ok "$OFF/client-data"
+ktap_test_result "client without private data: the capture is whole" capture_complete "$OFF"
 req_zero() {
 	local req
 	req=$(cm_field_in "$OFF/server.pcap" "infiniband.mad.attributeid == 0x0010" \
