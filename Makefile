@@ -89,9 +89,12 @@ two-guest: module tools
 stock-kernel:
 	$(SCRIPTS)/build-stock-kernel.sh
 
-# The whole interop matrix (make check runs its cut), then the hostile
-# responder and the storms with 1000 connects each way.
-interop: module tools stock-kernel
+# The whole interop matrix (make check runs its cut and the cross rows),
+# then the hostile responder and the storms with 1000 connects each way.
+# Its rows pair the two bases too: both bases' kernels, modules and stock
+# kernels are built first.
+interop: tools
+	for b in 7.3 6.12; do $(MAKE) KBASE=$$b kernel module stock-kernel || exit 1; done
 	KDIR=$(KDIR) INTEROP_TABLE=$(CURDIR)/build/interop/interop-table.txt $(SCRIPTS)/interop.sh --full
 	RPCRDMA_CM_HOSTILE_STORM=1000 RPCRDMA_CM_STORM=1000 RPCRDMA_CM_TEST_TIMEOUT=2400 KDIR=$(KDIR) \
 		$(SCRIPTS)/selftests.sh cm_hostile_responder.sh cm_storm.sh dmesg_clean.sh

@@ -80,9 +80,9 @@ module-x-module-v40|module:-|module:-|rxe|4|4.0|full
 module-x-module-v41|module:-|module:-|rxe|4|4.1|full
 stock7.3-x-stock6.12|stock@7.3|stock@6.12|rxe|4|4.2|cross
 module7.3-x-stock6.12|module@7.3:-|stock@6.12|rxe|4|4.2|cross
-stock7.3-x-module6.12|stock@7.3|module@6.12:-|rxe|4|4.2|cross
+stock7.3-x-module6.12|stock@7.3|module@6.12:-|rxe|4|4.2|full
 module6.12-x-stock7.3|module@6.12:-|stock@7.3|rxe|4|4.2|cross
-stock6.12-x-module7.3|stock@6.12|module@7.3:-|rxe|4|4.2|cross"
+stock6.12-x-module7.3|stock@6.12|module@7.3:-|rxe|4|4.2|full"
 
 which=cut only= list=0 recheck=
 while [ $# -gt 0 ]; do
