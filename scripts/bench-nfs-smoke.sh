@@ -62,8 +62,10 @@ stock_reply_chunks() {
 	opens=$(row stock-4k '.ops.OPEN') && reply=$(row stock-4k .reply_chunks) &&
 		marsh=$(row stock-4k .marshalled) && none=$(row stock-4k .no_chunk) || return 1
 	ktap_print_msg "stock-4k create: OPEN $opens, Reply chunk segments $reply, RPCs marshalled $marsh, without chunk $none"
+	# At least one OPEN per create (7.3's client sent 26 for 20 creates,
+	# 6.12's 20): each of them must take a Reply chunk.
 	number "$opens" && number "$reply" && number "$marsh" && number "$none" &&
-		[ "$opens" -eq "$N" ] && [ "$reply" -ge "$opens" ] && [ $((marsh - none)) -ge "$opens" ]
+		[ "$opens" -ge "$N" ] && [ "$reply" -ge "$opens" ] && [ $((marsh - none)) -ge "$opens" ]
 }
 ktap_test_result "stock 4 KB: every OPEN of $N creates takes a Reply chunk" stock_reply_chunks
 stock_rdma_writes() {
@@ -82,7 +84,7 @@ cm_no_chunk() {
 		marsh=$(row cm-64k .marshalled) && none=$(row cm-64k .no_chunk) || return 1
 	ktap_print_msg "cm-64k create: OPEN $opens, Reply chunk segments $reply, RPCs marshalled $marsh, without chunk $none"
 	number "$opens" && number "$reply" && number "$marsh" && number "$none" &&
-		[ "$opens" -eq "$N" ] && [ "$marsh" -ge $((2 * N)) ] && [ "$none" -eq "$marsh" ] && [ "$reply" -eq 0 ]
+		[ "$opens" -ge "$N" ] && [ "$marsh" -ge $((2 * N)) ] && [ "$none" -eq "$marsh" ] && [ "$reply" -eq 0 ]
 }
 ktap_test_result "rpcrdma_cm 64 KB: no RPC of $N creates has a chunk" cm_no_chunk
 cm_no_rdma() {
