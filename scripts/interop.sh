@@ -496,7 +496,7 @@ row_checks() {
 			"$base".*) ;;
 			*) ktap_print_msg "$name $side: booted '${release:-nothing}', the row wants $base"; ok=1 ;;
 			esac
-			if [ "$kind" = stock ] && [ "$has" != stock ] || [ "$kind" != stock ] && [ "$has" != patched ]; then
+			if { [ "$kind" = stock ] && [ "$has" != stock ]; } || { [ "$kind" != stock ] && [ "$has" != patched ]; }; then
 				ktap_print_msg "$name $side: the kernel is '${has:-unknown}', the row wants $kind"
 				ok=1
 			fi
