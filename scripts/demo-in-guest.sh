@@ -23,10 +23,12 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
 say() { printf '\n== %s\n' "$*"; }
 die() { echo "demo: $*" >&2; exit 1; }
 
-# rdma_counters: the client transport's RPCs sent and Read, Write and Reply
-# chunks so far (fields of the "xprt: rdma" line of /proc/self/mountstats).
+# rdma_counters: the demo mount's transport's RPCs sent and Read, Write and
+# Reply chunks so far (fields of the "xprt: rdma" line in $MNT's block of
+# /proc/self/mountstats; another mount's line may come first).
 rdma_counters() {
-	awk '$1 == "xprt:" && $2 == "rdma" { print $8, $13, $14, $15; exit }' /proc/self/mountstats
+	awk -v m="$MNT" '$1 == "device" { on = ($5 == m) }
+		on && $1 == "xprt:" && $2 == "rdma" { print $8, $13, $14, $15; exit }' /proc/self/mountstats
 }
 
 # measure NAME CMD...: run CMD; print the RPCs and chunks it cost and record

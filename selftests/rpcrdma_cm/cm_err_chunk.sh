@@ -24,7 +24,7 @@ CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
 ktap_print_header
 require_pyverbs
 require_module_ko
-ktap_set_plan 6
+ktap_set_plan 8
 
 nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
 ip=$(guest_ip "$nic")
@@ -96,6 +96,37 @@ ktap_test_result "rpcrdma_cm: a 500-octet READ still comes inline within 1 KB" \
 	expect $CLIENT_1K small 500 inline 1024
 ktap_test_result "rpcrdma_cm: a 4 KB requester gets the 3000-octet Reply inline" \
 	expect $CLIENT_4K big 3000 inline 4096
+# At the boundary: the Reply of a READ of COUNT octets is the header
+# overhead (the same for every READ, measured from the 500-octet one) plus
+# COUNT rounded up to 4 (XDR). The largest Reply that fits 1 KB exactly
+# comes inline; one octet more to read (4 more on the wire) is refused.
+# A responder that compared with < instead of <= would refuse the first.
+overhead() {
+	local r len
+	r=$(read_reply $CLIENT_1K small 500)
+	len=${r#*len=}
+	len=${len%% *}
+	case "$r" in "proc=0 err=0 "*" nfs_status=0") ;; *) return 1 ;; esac
+	echo $((len - 500))
+}
+at_threshold() {
+	local o r len
+	o=$(overhead) || return 1
+	ktap_print_msg "Reply overhead of a READ: $o octets; a READ of $((1024 - o)) makes a 1024-octet Reply"
+	r=$(read_reply $CLIENT_1K big $((1024 - o)))
+	ktap_print_msg "big ($((1024 - o)) octets), client $CLIENT_1K: $r"
+	len=${r#*len=}
+	len=${len%% *}
+	case "$r" in "proc=0 err=0 "*" nfs_status=0") ;; *) return 1 ;; esac
+	[ "$len" -eq 1024 ]
+}
+ktap_test_result "rpcrdma_cm: a Reply of exactly the 1 KB threshold comes inline" at_threshold
+above_threshold() {
+	local o
+	o=$(overhead) || return 1
+	expect $CLIENT_1K big $((1024 - o + 1)) err_chunk 1024
+}
+ktap_test_result "rpcrdma_cm: one octet more to read is answered with ERR_CHUNK" above_threshold
 # A requester that sent no private data may be an RFC 8166 client that
 # sizes Reply chunks by its real buffers: the server does not limit it.
 ktap_test_result "rpcrdma_cm: a requester that sent no private data gets the 3000-octet Reply inline" \

@@ -21,15 +21,29 @@ COUNTERS = {"read_chunks": 10, "write_chunks": 11, "reply_chunks": 12,
             "local_inv_needed": 24}
 
 
-def rdma_counters():
-    """The first RPC-over-RDMA transport's counters."""
+def rdma_counters(path):
+    """The counters of the RPC-over-RDMA transport of the NFS mount that
+    holds path (the "xprt: rdma" line of that mount's block in
+    /proc/self/mountstats, not the first such line: another mount may
+    come first)."""
+    path = os.path.realpath(path)
+    best, found, mount = "", None, None
     with open("/proc/self/mountstats", encoding="ascii") as stats:
         for line in stats:
             words = line.split()
-            if words[:2] == ["xprt:", "rdma"]:
-                numbers = words[2:]
-                return {k: int(numbers[i]) for k, i in COUNTERS.items()}
-    sys.exit("direct_io.py: no 'xprt: rdma' line in /proc/self/mountstats")
+            # "device SRV:/ mounted on /mnt with fstype nfs4 statvers=1.1"
+            if words[:1] == ["device"] and words[2:4] == ["mounted", "on"]:
+                mount = words[4]
+            elif words[:2] == ["xprt:", "rdma"] and mount is not None:
+                inside = path == mount or path.startswith(mount.rstrip("/") + "/")
+                if inside and len(mount) > len(best):
+                    numbers = words[2:]
+                    best = mount
+                    found = {k: int(numbers[i]) for k, i in COUNTERS.items()}
+    if found is None:
+        sys.exit(f"direct_io.py: no 'xprt: rdma' line for the mount of {path}"
+                 " in /proc/self/mountstats")
+    return found
 
 
 def main():
@@ -51,12 +65,12 @@ def main():
     try:
         if op == "write":
             buf[:size] = data
-        before = rdma_counters()
+        before = rdma_counters(nfs_file)
         if op == "write":
             done = os.pwrite(fd, memoryview(buf)[:size], 0)
         else:
             done = os.preadv(fd, [memoryview(buf)[:size]], 0)
-        after = rdma_counters()
+        after = rdma_counters(nfs_file)
     finally:
         os.close(fd)
     if done != size:
