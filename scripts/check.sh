@@ -37,6 +37,10 @@
 #               rows that pair 7.3 with 6.12 (each KTAP test counts); the
 #               rows' files are kept in build/check/interop-kept, so that
 #               'scripts/interop.sh --recheck' can judge them again
+#   judge-mutants  scripts/judge-mutants.sh: corrupted copies of the kept
+#               rows and bench output (a swapped or size-ignoring
+#               negotiation, a wrong kernel, another connection's REQ/REP,
+#               an oops in a bench guest) must each be judged not ok
 #
 # The tally's rules are in scripts/tally.sh.
 #
@@ -196,6 +200,14 @@ if [ -n "${stock[7.3]:-}" ] && [ -n "${stock[6.12]:-}" ]; then
 	tally_ktap interop-cross "$logs/interop-cross.log" $?
 else
 	count "interop across the bases (a stock kernel is missing)" 1
+fi
+
+# The judges can fail: corrupted copies of the rows and the bench output
+# this run kept must each be judged not ok (rows of the 7.3 base).
+if [ "$CHECK_FULL_BASE" = 7.3 ]; then
+	note "the judges can fail (scripts/judge-mutants.sh: corrupted copies of the kept rows, seconds)"
+	scripts/judge-mutants.sh "$logs/interop-kept" "$logs/bench-smoke" >"$logs/judge-mutants.log" 2>&1
+	tally_ktap judge-mutants "$logs/judge-mutants.log" $?
 fi
 
 note "done in $(($(date +%s) - start)) s"

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The judges can fail: corrupt copies of what a real run kept, the way a
+# broken module or a wrong guest would have left them, and check that the
+# interop matrix and the bench smoke turn each one red. Boots nothing.
+#
+#   scripts/judge-mutants.sh KEPT_ROWS BENCH_SMOKE_DIR
+#
+# KEPT_ROWS is INTEROP_KEEP of an interop run that kept the rows
+# module-asym-x-module-asym, stock-x-module and module7.3-x-stock6.12 (make
+# check keeps them in build/check/interop-kept), BENCH_SMOKE_DIR the output
+# of scripts/bench-nfs-smoke.sh (build/check/bench-smoke). Prints KTAP: a
+# test passes when the unchanged rows are judged ok and each mutant is
+# judged not ok by the check named.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kept=${1:?KEPT_ROWS}
+bench=${2:?BENCH_SMOKE_DIR}
+kbase_set 7.3
+kdir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
+# shellcheck source=/dev/null
+. "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
+work=$(mktemp -d /tmp/rpcrdma-cm-mutants.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+ASYM=module-asym-x-module-asym
+STOCK=stock-x-module
+CROSS=module7.3-x-stock6.12
+
+ktap_print_header
+ktap_set_plan 8
+
+# judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line.
+judged() {
+	"$RPCRDMA_CM_TOP/scripts/interop.sh" --recheck "$1" --rows "$2" 2>&1 | grep -E '^(not )?ok [0-9]+ '
+}
+# mutant ROW: a fresh copy of the kept ROW in $work; prints its directory.
+mutant() {
+	rm -rf "${work:?}/$1"
+	cp -r "$kept/$1" "$work/" && echo "$work/$1"
+}
+# red DIR ROW N: result N of ROW (1 data, 2 negotiation, 3 logs, 4 kernels)
+# is not ok, and the others are ok.
+red() {
+	local out
+	out=$(judged "$1" "$2")
+	echo "$out" | sed 's/^/# /'
+	echo "$out" | grep -q "^not ok $3 " && [ "$(echo "$out" | grep -c '^not ok')" = 1 ]
+}
+
+unchanged() {
+	local row out ok=0
+	for row in $ASYM $STOCK $CROSS; do
+		[ -d "$kept/$row" ] || { ktap_print_msg "$row not kept in $kept"; ok=1; continue; }
+		out=$(judged "$kept" "$row")
+		[ "$(echo "$out" | grep -c '^ok')" = 4 ] || { echo "$out" | sed 's/^/# /'; ok=1; }
+	done
+	return $ok
+}
+ktap_test_result "the kept rows as they are: all ok" unchanged
+
+swapped() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# What a negotiation with the peer's send and receive swapped reports:
+	# client min(4K, 16K)/min(32K, 8K), server min(16K, 4K)/min(8K, 32K).
+	sed -i '/role=requester/s/recv_threshold=16384/recv_threshold=8192/' "$d/client-connections"
+	sed -i 's/recv_threshold=16384/recv_threshold=8192/' "$d/client-trace"
+	sed -i '/role=responder/{s/send_threshold=16384/send_threshold=4096/; s/recv_threshold=4096/recv_threshold=8192/}' \
+		"$d/server-connections"
+	sed -i 's/send_threshold=16384/send_threshold=4096/; s/recv_threshold=4096/recv_threshold=8192/' "$d/server-trace"
+	red "$work" $ASYM 2
+}
+ktap_test_result "send and receive swapped in the negotiation: the negotiation check fails" swapped
+
+sizes_ignored() {
+	local d f
+	d=$(mutant $ASYM) || return 1
+	# A module that ignores its size parameters sends and applies 4 KB.
+	python3 - "$d/server.pcap" <<'EOF' || return 1
+import sys
+p = sys.argv[1]
+b = open(p, 'rb').read()
+for a in ('f6ab0e180101031f', 'f6ab0e1801010f07'):
+    if bytes.fromhex(a) not in b:
+        sys.exit('message %s not in the capture' % a)
+    b = b.replace(bytes.fromhex(a), bytes.fromhex('f6ab0e1801010303'))
+open(p, 'wb').write(b)
+EOF
+	for f in client-connections server-connections client-trace server-trace; do
+		sed -i -E 's/(send_threshold|recv_threshold)=[0-9]+/\1=4096/g' "$d/$f"
+	done
+	red "$work" $ASYM 2
+}
+ktap_test_result "size parameters ignored (4 KB on the wire and applied): the negotiation check fails" sizes_ignored
+
+stock_is_patched() {
+	local d
+	d=$(mutant $STOCK) || return 1
+	echo patched >"$d/server-kernel"
+	red "$work" $STOCK 4
+}
+ktap_test_result "a stock side that booted the patched kernel: the kernel check fails" stock_is_patched
+
+wrong_base() {
+	local d
+	d=$(mutant $CROSS) || return 1
+	sed -i 's/^7\.3/6.12/' "$d/server-release"
+	red "$work" $CROSS 4
+}
+ktap_test_result "a 7.3 side that booted 6.12: the kernel check fails" wrong_base
+
+other_connection() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# The judged connection's port is not the one the capture holds.
+	sed -i -E '/role=responder/s/peer=(.*):[0-9]+ /peer=\1:1 /' "$d/server-connections"
+	red "$work" $ASYM 2
+}
+ktap_test_result "the capture's REQ/REP are another connection's: the negotiation check fails" other_connection
+
+# bench_red DIR N: the smoke's result N on DIR is not ok.
+bench_red() {
+	local out
+	out=$("$RPCRDMA_CM_TOP/scripts/bench-nfs-smoke.sh" --checks-only "$1" 2>&1 | grep -E '^(not )?ok [0-9]+ ')
+	echo "$out" | grep "^not ok" | sed 's/^/# /'
+	echo "$out" | grep -q "^not ok $2 "
+}
+bench_oops() {
+	local b=$work/bench-oops
+	cp -r "$bench" "$b" || return 1
+	echo "[   12.0] BUG: unable to handle page fault for address: 0000000000000000" >>"$b/runs/cm-64k/client-dmesg"
+	bench_red "$b" 8
+}
+ktap_test_result "an oops in a bench guest's kernel log: the smoke's log check fails" bench_oops
+
+bench_no_status() {
+	local b=$work/bench-nostatus
+	cp -r "$bench" "$b" || return 1
+	rm -f "$b/exit-status"
+	bench_red "$b" 1
+}
+ktap_test_result "bench output without its exit status: the smoke's first check fails" bench_no_status
+ktap_finished
