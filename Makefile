@@ -14,7 +14,7 @@ KDIR ?= $(shell RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/build-kernel.sh --print-dir
 KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug run bench bench-table bisect-series bench-nfs fuzz tools install-tools \
+	selftests two-guest check-debug check-lts run bench bench-table bisect-series bench-nfs fuzz tools install-tools \
 	stock-kernel interop
 
 all: module
@@ -37,6 +37,7 @@ help:
 	@echo '                   the hostile responder and the 1000-connection storms (matrix 34 min measured)'
 	@echo '  make check        all of the above but make interop (it runs a cut of the matrix);'
 	@echo '                   ends with "N passed, N failed"'
+	@echo '  make check-lts    make check with the whole guest suite on 6.12 and the cut on 7.3'
 	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; hours under TCG; PROGS= as above)'
 	@echo '  make run          demo (installs deps, builds kernel and module first): NFS over RDMA'
 	@echo '                   stock and with rpcrdma_cm at 64 KB, negotiation and chunks side by side'
@@ -115,6 +116,11 @@ check-debug:
 
 check:
 	$(SCRIPTS)/check.sh
+
+# make check with the roles of the bases swapped: the whole guest suite on
+# 6.12 LTS, the cut on 7.3.
+check-lts:
+	CHECK_FULL_BASE=6.12 $(SCRIPTS)/check.sh
 
 # The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps) and
 # the report of make bench-nfs.
