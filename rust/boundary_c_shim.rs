@@ -9,7 +9,7 @@
 //! This is the module's only `unsafe` code.
 
 use crate::cm_private::InlineSize;
-use crate::CmState;
+use crate::{CmState, Params};
 use core::ffi::{c_ulong, c_void};
 use core::fmt;
 use core::pin::Pin;
@@ -39,23 +39,6 @@ mod ffi {
         pub(super) fn rpcrdma_cm_debugfs_remove();
         pub(super) fn rpcrdma_cm_seq_write(m: *mut SeqFile, text: *const u8, len: usize);
     }
-}
-
-/// A copy of the parameters, taken once per decision.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Params {
-    /// Client send size to advertise; `None` = the transport's setting.
-    pub(crate) requester_send: Option<InlineSize>,
-    /// Client receive size to advertise; `None` = the transport's setting.
-    pub(crate) requester_recv: Option<InlineSize>,
-    /// Server send size to advertise; `None` = the transport's setting.
-    pub(crate) responder_send: Option<InlineSize>,
-    /// Server receive size to advertise; `None` = the transport's setting.
-    pub(crate) responder_recv: Option<InlineSize>,
-    /// Offer (client) or use (server) Remote Invalidation.
-    pub(crate) remote_invalidation: bool,
-    /// Send RFC 8797 private data at all.
-    pub(crate) send_private_data: bool,
 }
 
 /// A size parameter: 0 means "not set"; the C setter admits only

@@ -15,7 +15,7 @@
 //! This file has no `unsafe` code.
 
 use crate::cm_private::InlineSize;
-use crate::{module_parameters, CmState};
+use crate::{module_parameters, CmState, Params};
 use kernel::debugfs::{Scope, ScopedDir};
 use kernel::fmt;
 use kernel::module_param::ModuleParamAccess;
@@ -160,23 +160,6 @@ static SIZE_PARAMS: [&SizeParam; 4] = [
 
 /// The boolean parameters, in the order of their files.
 static BOOL_PARAMS: [&BoolParam; 2] = [&REMOTE_INVALIDATION, &SEND_PRIVATE_DATA];
-
-/// A copy of the parameters, taken once per decision.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Params {
-    /// Client send size to advertise; `None` = the transport's setting.
-    pub(crate) requester_send: Option<InlineSize>,
-    /// Client receive size to advertise; `None` = the transport's setting.
-    pub(crate) requester_recv: Option<InlineSize>,
-    /// Server send size to advertise; `None` = the transport's setting.
-    pub(crate) responder_send: Option<InlineSize>,
-    /// Server receive size to advertise; `None` = the transport's setting.
-    pub(crate) responder_recv: Option<InlineSize>,
-    /// Offer (client) or use (server) Remote Invalidation.
-    pub(crate) remote_invalidation: bool,
-    /// Send RFC 8797 private data at all.
-    pub(crate) send_private_data: bool,
-}
 
 /// Take the parameters given at load: check each size as the C shim's
 /// setter does and put every value in effect. Fails with `EINVAL`, saying

@@ -93,6 +93,23 @@ module! {
     },
 }
 
+/// A copy of the parameters, taken once per decision (`boundary::params()`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Params {
+    /// Client send size to advertise; `None` = the transport's setting.
+    pub(crate) requester_send: Option<InlineSize>,
+    /// Client receive size to advertise; `None` = the transport's setting.
+    pub(crate) requester_recv: Option<InlineSize>,
+    /// Server send size to advertise; `None` = the transport's setting.
+    pub(crate) responder_send: Option<InlineSize>,
+    /// Server receive size to advertise; `None` = the transport's setting.
+    pub(crate) responder_recv: Option<InlineSize>,
+    /// Offer (client) or use (server) Remote Invalidation.
+    pub(crate) remote_invalidation: bool,
+    /// Send RFC 8797 private data at all.
+    pub(crate) send_private_data: bool,
+}
+
 /// Octets of the peer's private data kept for debugfs.
 const RAW_KEPT: usize = MESSAGE_LEN;
 
@@ -531,7 +548,7 @@ impl CmState {
 
 /// The size parameters (send, receive) that apply to `role`; `None` where
 /// the transport's own setting applies.
-fn sizes_for(p: &boundary::Params, role: Role) -> (Option<InlineSize>, Option<InlineSize>) {
+fn sizes_for(p: &Params, role: Role) -> (Option<InlineSize>, Option<InlineSize>) {
     match role {
         Role::Requester => (p.requester_send, p.requester_recv),
         Role::Responder => (p.responder_send, p.responder_recv),
