@@ -184,20 +184,23 @@ for base in "$CHECK_FULL_BASE" "$cut_base"; do
 	[ $stock_rc -eq 0 ] && stock[$base]=1
 done
 
+# interop_rows WHICH TABLE WHAT: scripts/interop.sh --WHICH (cut or cross),
+# its table in build/check/TABLE, its rows kept in build/check/interop-kept;
+# tallied as interop-WHICH.
+interop_rows() {
+	note "interop $1 ($(scripts/interop.sh "--$1" --list | grep -c .) pairs of guests, $3)"
+	run_step "interop $1" "$logs/interop-$1.log" progress_ktap \
+		env INTEROP_TABLE="$logs/$2" INTEROP_KEEP="$logs/interop-kept" scripts/interop.sh "--$1"
+	tally_ktap "interop-$1" "$logs/interop-$1.log" $?
+}
 kbase_set "$CHECK_FULL_BASE"
 if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
-	note "interop cut $CHECK_FULL_BASE ($(scripts/interop.sh --cut --list | grep -c .) pairs of guests, about 12 minutes under TCG)"
-	run_step "interop cut" "$logs/interop-cut.log" progress_ktap \
-		env INTEROP_TABLE="$logs/interop-table.txt" INTEROP_KEEP="$logs/interop-kept" scripts/interop.sh --cut
-	tally_ktap interop-cut "$logs/interop-cut.log" $?
+	interop_rows cut interop-table.txt "$CHECK_FULL_BASE, about a minute each under TCG"
 else
 	count "interop cut (no stock $CHECK_FULL_BASE kernel)" 1
 fi
 if [ -n "${stock[7.3]:-}" ] && [ -n "${stock[6.12]:-}" ]; then
-	note "interop across the bases ($(scripts/interop.sh --cross --list | grep -c .) pairs of guests, 7.3 with 6.12)"
-	run_step "interop cross" "$logs/interop-cross.log" progress_ktap \
-		env INTEROP_TABLE="$logs/interop-cross-table.txt" INTEROP_KEEP="$logs/interop-kept" scripts/interop.sh --cross
-	tally_ktap interop-cross "$logs/interop-cross.log" $?
+	interop_rows cross interop-cross-table.txt "7.3 with 6.12"
 else
 	count "interop across the bases (a stock kernel is missing)" 1
 fi
