@@ -15,14 +15,15 @@ set -euo pipefail
 # to 0.71.1 because its test kernel and every result of its suite were made
 # with 0.69.5; a newer bindgen on an LTS base gains nothing and changes the
 # generated bindings under a tested series.
-LINUX_SOURCE_VERSION=6.12.118-1~deb12u1
-LINUX_7_3_SOURCE_VERSION=7.3.4-1~bpo13+1
+# The versions are in scripts/lib.sh (LINUX_*_SOURCE_VERSION,
+# BINDGEN_*_VERSION), which the kernel builds read too.
+. "$(dirname "$0")/lib.sh"
+LINUX_SOURCE_VERSION=$LINUX_6_12_SOURCE_VERSION
 # SHA256 of linux-source-7.3_7.3.4-1~bpo13+1_all.deb (checked after download;
 # the signed Packages index says the same, this pins it against a rebuild).
 LINUX_7_3_SOURCE_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
 RUST_WEB_VERSION=1.85.0+dfsg3-1~deb12u3
-BINDGEN_VERSION=0.69.5
-BINDGEN_7_3_VERSION=0.71.1
+BINDGEN_VERSION=$BINDGEN_6_12_VERSION
 VIRTME_NG_VERSION=1.42
 
 die() { echo "deps: $*" >&2; exit 1; }

@@ -7,6 +7,13 @@ RPCRDMA_CM_CACHE=${RPCRDMA_CM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcrdma_cm}
 # The kernel base: 7.3 (mainline: patches/7.3, the series meant for
 # upstream) or 6.12 (LTS: patches/6.12, the backport). Every kernel,
 # module and guest script works on the base RPCRDMA_CM_KBASE names.
+# The pinned kernel source and bindgen of each base; scripts/deps.sh
+# installs exactly these (and says why each base has its own bindgen).
+LINUX_6_12_SOURCE_VERSION=6.12.118-1~deb12u1
+LINUX_7_3_SOURCE_VERSION=7.3.4-1~bpo13+1
+BINDGEN_6_12_VERSION=0.69.5
+BINDGEN_7_3_VERSION=0.71.1
+
 # What the user set beside the base (kept across kbase_set).
 RPCRDMA_CM_USER_TARBALL=${RPCRDMA_CM_USER_TARBALL-${LINUX_TARBALL:-}}
 RPCRDMA_CM_USER_BINDGEN=${RPCRDMA_CM_USER_BINDGEN-${KERNEL_BINDGEN:-}}
@@ -19,15 +26,15 @@ kbase_set() {
 	case "$1" in
 	6.12)
 		KBASE_SOURCE_PKG=linux-source-6.12
-		KBASE_SOURCE_VERSION=6.12.118-1~deb12u1
+		KBASE_SOURCE_VERSION=$LINUX_6_12_SOURCE_VERSION
 		LINUX_TARBALL=${RPCRDMA_CM_USER_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 		KERNEL_BINDGEN=${RPCRDMA_CM_USER_BINDGEN:-$RPCRDMA_CM_TOOLS/bin/bindgen}
 		;;
 	7.3)
 		KBASE_SOURCE_PKG=linux-source-7.3
-		KBASE_SOURCE_VERSION=7.3.4-1~bpo13+1
+		KBASE_SOURCE_VERSION=$LINUX_7_3_SOURCE_VERSION
 		LINUX_TARBALL=${RPCRDMA_CM_USER_TARBALL:-$RPCRDMA_CM_TOOLS/linux-source-7.3/linux-source-7.3.tar.xz}
-		KERNEL_BINDGEN=${RPCRDMA_CM_USER_BINDGEN:-$RPCRDMA_CM_TOOLS/bindgen-0.71.1/bin/bindgen}
+		KERNEL_BINDGEN=${RPCRDMA_CM_USER_BINDGEN:-$RPCRDMA_CM_TOOLS/bindgen-$BINDGEN_7_3_VERSION/bin/bindgen}
 		;;
 	*)
 		echo "RPCRDMA_CM_KBASE='$1': the kernel bases are 7.3 and 6.12" >&2
