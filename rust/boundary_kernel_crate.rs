@@ -293,12 +293,10 @@ type OwnedRegistration = Pin<KBox<Registration<CmState>>>;
 /// makes later reads and writes fail, and only then drops the registration,
 /// which unregisters, waits for the callbacks and frees the state.
 ///
-/// What this does not cover: `kernel::debugfs` gives its file operations no
-/// `.owner`, so a file still open when the module is unloaded does not keep
-/// the module loaded, and closing it afterwards reads the unloaded module's
-/// file operations (an oops in `full_proxy_release`; Rust-for-Linux issue
-/// 214). The admin guide says to close the files before unloading; the fix
-/// belongs in the kernel crate.
+/// A file still open when the module is unloaded does not keep the module
+/// loaded: its reads and writes fail from then on, and its close runs no code
+/// of the module, with the first patch of the 7.3 series (which moves
+/// `kernel::debugfs`'s file operations into the kernel image).
 pub(crate) struct Debugfs {
     /// The files and the registration, or the registration alone.
     _files: Files,

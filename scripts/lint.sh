@@ -46,7 +46,8 @@ echo "1..$((host_checks + 1 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 
 if [ "$scope" = all ]; then
 	check rustfmt-host cargo fmt --all -- --check
-	check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs
+	check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs \
+		selftests/rpcrdma_cm/debugfs_kinds/debugfs_kinds.rs
 	check clippy-host cargo clippy --workspace --all-targets --release -- -D warnings
 fi
 

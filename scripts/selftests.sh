@@ -18,11 +18,23 @@ if [ $# -eq 0 ] || [[ " $* " == *" cm_cross_check.sh "* ]]; then
 	make -s -C "$kdir" M="$lying" $(kernel_make_args) modules >/dev/null ||
 		rpcrdma_cm_die "could not build $lying against $kdir"
 fi
+# debugfs_unload.sh loads a module with a kernel::debugfs file of each
+# kind, built here when the kernel's Rust crate has debugfs (7.3; on 6.12
+# the program skips).
+kinds_ko=
+if { [ $# -eq 0 ] || [[ " $* " == *" debugfs_unload.sh "* ]]; } &&
+	[ -f "$kdir/rust/kernel/debugfs.rs" ]; then
+	kinds=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/debugfs_kinds
+	# shellcheck disable=SC2046
+	make -s -C "$kdir" M="$kinds" $(kernel_make_args) modules >/dev/null ||
+		rpcrdma_cm_die "could not build $kinds against $kdir"
+	kinds_ko=$kinds/debugfs_kinds.ko
+fi
 log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
 "$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-2400}" -- \
-	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" \
+	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" "DEBUGFS_KINDS_KO=$kinds_ko" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
 	"RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-}" \
 	"RPCRDMA_CM_STORM=${RPCRDMA_CM_STORM:-}" \

@@ -217,6 +217,52 @@ setup_rxe() {
 	return 1
 }
 
+# kernel_crate_has_debugfs: the kernel under test (its tree is
+# $KSFT_DIR/../../..) has kernel::debugfs and module! parameters, from which
+# Kbuild builds rpcrdma_cm without the C shim (7.3); not so on 6.12.
+kernel_crate_has_debugfs() {
+	local tree=${KSFT_DIR:?KSFT_DIR names the kernel tree}/../../..
+	[ -f "$tree/rust/kernel/debugfs.rs" ] && [ -f "$tree/rust/kernel/module_param.rs" ]
+}
+
+# guest_setup [rxe] [nfsd]: the set-up the single-guest programs share, in
+# this order: debugfs and tracefs mounted; with rxe, soft-RoCE ACTIVE on the
+# guest's NIC, whose name and address it leaves in nic and ip; the rpcrdma
+# module loaded and rpcrdma_cm not; with nfsd, nfsd's RDMA listener up.
+# Bails out of the program (KTAP) naming the part that failed.
+guest_setup() {
+	local part
+	for part in "$@"; do
+		case $part in
+		rxe | nfsd) ;;
+		*) ktap_exit_fail_msg "guest_setup: unknown part '$part'" ;;
+		esac
+	done
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug ||
+		ktap_exit_fail_msg "cannot mount debugfs"
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing ||
+		ktap_exit_fail_msg "cannot mount tracefs"
+	if [[ " $* " == *" rxe "* ]]; then
+		nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
+		ip=$(guest_ip "$nic")
+	fi
+	modprobe rpcrdma || ktap_exit_fail_msg "modprobe rpcrdma failed"
+	rmmod rpcrdma_cm 2>/dev/null
+	if [[ " $* " == *" nfsd "* ]]; then
+		start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+	fi
+	return 0
+}
+
+# siw_setup NIC ADDR LINK: soft-iWARP device LINK on a dummy NIC of its own
+# with ADDR/24 (an address of its own picks the RDMA device; rxe may sit on
+# the guest's NIC already). Bails out of the program when it fails.
+siw_setup() {
+	ip link add "$1" type dummy && ip addr add "$2/24" dev "$1" && ip link set "$1" up ||
+		ktap_exit_fail_msg "cannot set up $1"
+	rdma link add "$3" type siw netdev "$1" || ktap_exit_fail_msg "cannot add $3"
+}
+
 # start_daemon CMD...: start a daemon with no descriptor of ours. The
 # kselftest runner writes each program's output through fd 4, a reopened
 # /dev/stdout, which in a virtme-ng guest is a virtio-serial port only one

@@ -4,7 +4,8 @@
 # rpcrdma_cm.ko loads and unloads; its parameters are visible (under
 # /sys/module with the C shim, in debugfs rpcrdma_cm/parameters when built
 # from the kernel crate: lib.sh's rpcrdma_cm_params_dir), writable, and
-# refuse out-of-range sizes.
+# refuse out-of-range sizes. A debugfs file held open across rmmod is
+# closed afterwards without running code of the unloaded module.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -12,7 +13,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 skip_unless_root
 
 ktap_print_header
-ktap_set_plan 7
+ktap_set_plan 8
 
 if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
 	ktap_exit_fail_msg "RPCRDMA_CM_KO '${RPCRDMA_CM_KO:-}' not readable"
@@ -72,6 +73,60 @@ bool_writable() {
 ktap_test_result "boolean parameter writable at runtime" bool_writable
 
 ktap_test_result "rmmod rpcrdma_cm" rmmod rpcrdma_cm
+
+# A reader holds <debugfs>/rpcrdma_cm/stats open while the module goes. The
+# right outcome depends on the kernel (kernel_crate_has_debugfs): on 6.12
+# rmmod refuses while the file is open (the C shim's file_operations.owner
+# pins the module); on 7.3 rmmod succeeds, the open file then fails its
+# reads, and closing it later runs no code of the unloaded module.
+# Wrong is what 7.3's kernel::debugfs did without a fix: the close called
+# into the freed module (an oops in full_proxy_release), or a read that
+# still succeeds. The reader is a child shell, so an oops kills it, not this
+# program; the kernel log since the mark must hold no report.
+held_open_across_rmmod() {
+	local f=/sys/kernel/debug/rpcrdma_cm/stats rc=0 outcome
+	insmod "$RPCRDMA_CM_KO" || return 1
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+	if [ ! -r "$f" ]; then
+		ktap_print_msg "no $f"
+		rmmod rpcrdma_cm
+		return 1
+	fi
+	kmsg_mark held_open
+	outcome=$(bash -c '
+		exec 3<"$1"
+		head -c 1 <&3 >/dev/null || { echo "first read failed"; exit 1; }
+		if rmmod rpcrdma_cm 2>/dev/null; then
+			if cat <&3 >/dev/null 2>&1; then
+				echo "read after rmmod succeeded"
+				exit 1
+			fi
+			exec 3<&-
+			echo unloaded
+		else
+			exec 3<&-
+			rmmod rpcrdma_cm || { echo "rmmod after close failed"; exit 1; }
+			echo pinned
+		fi' held-open "$f")
+	rc=$?
+	ktap_print_msg "held-open reader: ${outcome:-killed, no outcome} (status $rc)"
+	# kernel::debugfs (7.3, with the series' first patch) lets rmmod go and
+	# fails the open file; the C shim's .owner (6.12) pins the module.
+	local want=pinned
+	kernel_crate_has_debugfs && want=unloaded
+	if [ "$outcome" != "$want" ]; then
+		ktap_print_msg "this kernel's debugfs files must leave the module $want"
+		rc=1
+	fi
+	rmmod rpcrdma_cm 2>/dev/null
+	no_report_since held_open || rc=1
+	if [ -d /sys/module/rpcrdma_cm ]; then
+		ktap_print_msg "rpcrdma_cm still loaded"
+		rc=1
+	fi
+	return $rc
+}
+ktap_test_result "debugfs file held open across rmmod closes cleanly" held_open_across_rmmod
 
 insmod_with_params() {
 	insmod "$RPCRDMA_CM_KO" requester_send_size=8192 send_private_data=N &&
