@@ -33,6 +33,7 @@ help:
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA; PROGS="a.sh b.sh" runs some)'
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
 	@echo '  make stock-kernel the same kernel without patches (cached): the interop matrix peer'
+	@echo '                   (KCONFIG=debug: unpatched with KASAN, kmemleak, lockdep)'
 	@echo '  make interop      the full interop matrix (every pair, transport, family, NFS version),'
 	@echo '                   the hostile responder and the 1000-connection storms (matrix 34 min measured)'
 	@echo '  make check        all of the above but make interop (it runs a cut of the matrix);'
@@ -88,7 +89,7 @@ two-guest: module tools
 	KDIR=$(KDIR) $(SCRIPTS)/two-guest.sh
 
 stock-kernel:
-	$(SCRIPTS)/build-stock-kernel.sh
+	$(SCRIPTS)/build-stock-kernel.sh $(KCONFIG)
 
 # The whole interop matrix (make check runs its cut and the cross rows),
 # then the hostile responder and the storms with 1000 connects each way.

@@ -7,7 +7,11 @@
 # applied. It is the kernel users run next to a host with rpcrdma_cm, and
 # the interop matrix (scripts/interop.sh) boots it as the unpatched peer.
 #
-#   scripts/build-stock-kernel.sh [--print-dir]
+#   scripts/build-stock-kernel.sh [--print-dir] [default|debug]
+#
+# debug adds kconfig/debug.config (KASAN, kmemleak, lockdep), as
+# build-kernel.sh debug does: the unpatched kernel on which the stock
+# defects the series fixes show as reports (kernel-<base>-stock-debug-<hash>).
 #
 # The tree lives in $RPCRDMA_CM_CACHE/kernel-stock-<hash>/linux. <hash>
 # covers the source package, the fragment, the make arguments, the
@@ -26,19 +30,24 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 print_only=0
+variant=default
 for a in "$@"; do
 	case "$a" in
 	--print-dir) print_only=1 ;;
-	*) rpcrdma_cm_die "unknown argument '$a' (only --print-dir)" ;;
+	default|debug) variant=$a ;;
+	*) rpcrdma_cm_die "unknown argument '$a' (use --print-dir, default or debug)" ;;
 	esac
 done
 
 fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config" "$RPCRDMA_CM_TOP/kconfig/base-$RPCRDMA_CM_KBASE.config")
+[ "$variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
+stock=stock
+[ "$variant" = debug ] && stock=stock-debug
 input_hash() {
 	{
 		echo "base $RPCRDMA_CM_KBASE tarball $(kbase_source_version)"
 		stat -c '%s %Y' "$LINUX_TARBALL" 2>/dev/null || echo "no tarball"
-		echo "variant stock"
+		echo "variant $stock"
 		echo "make $(kernel_make_args)"
 		for f in "${fragments[@]}" "$0"; do
 			echo "== $(basename "$f")"
@@ -50,7 +59,7 @@ input_hash() {
 	} | sha256sum | cut -c1-16
 }
 
-dir=$RPCRDMA_CM_CACHE/kernel-$RPCRDMA_CM_KBASE-stock-$(input_hash)
+dir=$RPCRDMA_CM_CACHE/kernel-$RPCRDMA_CM_KBASE-$stock-$(input_hash)
 if [ $print_only = 1 ]; then
 	echo "$dir/linux"
 	exit 0
@@ -61,13 +70,13 @@ if [ -f "$dir/built" ]; then
 fi
 
 base_subject="Debian $KBASE_SOURCE_PKG"
-default=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir default)
+default=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir "$variant")
 start=$(date +%s)
 rm -rf "$dir"
 mkdir -p "$dir"
 if [ -f "$(dirname "$default")/built" ] && [ -d "$default/.git" ]; then
 	# (one line as build-kernel.sh prints it: lib.sh's progress_kernel reads it)
-	echo "kernel: building stock in $dir"
+	echo "kernel: building $stock in $dir"
 	echo "kernel: incrementally from $default"
 	tip=$(git -C "$default" rev-parse HEAD)
 	base=$(git -C "$default" log --format='%H %s' | awk -v s="$base_subject" \
@@ -94,7 +103,7 @@ if [ -f "$(dirname "$default")/built" ] && [ -d "$default/.git" ]; then
 	exit 0
 fi
 
-echo "kernel: building stock in $dir"
+echo "kernel: building $stock in $dir"
 echo "kernel: from scratch (no built default tree at $default)"
 # build-kernel.sh's own steps, on a copy of the scripts and the fragments
 # with no patches, into a scratch cache; then moved here.
@@ -103,8 +112,8 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/top/scripts" "$scratch/top/patches/$RPCRDMA_CM_KBASE" "$scratch/cache"
 cp "$RPCRDMA_CM_TOP/scripts/build-kernel.sh" "$RPCRDMA_CM_TOP/scripts/lib.sh" "$scratch/top/scripts/"
 cp -r "$RPCRDMA_CM_TOP/kconfig" "$scratch/top/"
-RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/build-kernel.sh" default
-built=$(RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/build-kernel.sh" --print-dir default)
+RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/build-kernel.sh" "$variant"
+built=$(RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/build-kernel.sh" --print-dir "$variant")
 rmdir "$dir"
 mv "$(dirname "$built")" "$dir"
 echo "kernel: stock built from scratch in $(($(date +%s) - start)) s: $dir/linux"
