@@ -242,6 +242,9 @@ class Bench:
     def measure(self, workload):
         """Set up, then run WORKLOAD between markers; its JSON record."""
         self.setup(workload)
+        # The trace's window (clear_trace() .. marshal_counts()) holds the
+        # counters' (before .. after): bench-nfs-report requires at least
+        # one marshal event per NFS operation mountstats counted.
         clear_trace()
         lost = trace_overrun()
         before = counters(self.mnt)

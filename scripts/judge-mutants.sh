@@ -30,7 +30,7 @@ STOCK=stock-x-module
 CROSS=module7.3-x-stock6.12
 
 ktap_print_header
-ktap_set_plan 8
+ktap_set_plan 10
 
 # judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line.
 judged() {
@@ -121,6 +121,16 @@ other_connection() {
 }
 ktap_test_result "the capture's REQ/REP are another connection's: the negotiation check fails" other_connection
 
+no_trace() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# The module's side traced nothing (tracing never came on): the
+	# cross-check of tracepoint and debugfs must not pass on no line.
+	: >"$d/client-trace"
+	red "$work" $ASYM 2
+}
+ktap_test_result "a module side with no tracepoint line: the negotiation check fails" no_trace
+
 # bench_red DIR N: the smoke's result N on DIR is not ok.
 bench_red() {
 	local out
@@ -143,4 +153,19 @@ bench_no_status() {
 	bench_red "$b" 1
 }
 ktap_test_result "bench output without its exit status: the smoke's first check fails" bench_no_status
+
+bench_marshal_off() {
+	local b=$work/bench-marshal-off out rc
+	cp -r "$bench" "$b" || return 1
+	# What the client records when rpcrdma:xprtrdma_marshal never came on:
+	# no RPC marshalled, none without a chunk ("100 % of 0").
+	sed -i -E 's/"marshalled": ?[0-9]+/"marshalled": 0/; s/"marshalled_no_chunk": ?[0-9]+/"marshalled_no_chunk": 0/' \
+		"$b/runs/cm-64k/client-results.jsonl"
+	out=$("$RPCRDMA_CM_TOP/target/release/bench-nfs-report" --out "$b/report" \
+		"$b/runs/stock-4k" "$b/runs/cm-64k" 2>&1 >/dev/null)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	[ $rc = 1 ] && echo "$out" | grep -q "xprtrdma_marshal saw 0 RPCs, fewer than"
+}
+ktap_test_result "a bench run whose marshal tracepoint was off: the report refuses it (exit 1)" bench_marshal_off
 ktap_finished

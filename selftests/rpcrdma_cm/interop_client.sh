@@ -36,7 +36,8 @@ wait_for_file "${TWO_GUEST_WAIT:-300}" "$W/server-ready" || { echo "server not r
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/client-error"; exit 1; }
 interop_kernel >"$W/client-kernel"
 uname -r >"$W/client-release"
-interop_trace_on xprtrdma_cm_private xprtrdma_inline_thresh
+why=$(interop_trace_on xprtrdma_cm_private xprtrdma_inline_thresh) ||
+	{ echo "cannot enable tracing: $why" >"$W/client-error"; exit 1; }
 server=$(interop_host "$(interop_addr server)")
 # The server's RDMA listener may come up a moment after server-ready on a
 # slow guest: a few tries, each bounded.

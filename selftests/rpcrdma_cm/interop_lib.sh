@@ -90,14 +90,18 @@ interop_kernel() {
 	fi
 }
 
-# interop_trace_on EVENT...: enable those rpcrdma events that exist, with an
-# empty buffer.
+# interop_trace_on EVENT...: enable those rpcrdma events that exist (a
+# stock kernel has no *_cm_private), with an empty buffer. Fails, saying
+# which, when tracefs or an event that exists cannot be enabled: a row
+# must not read "nothing traced" from a trace that was never on.
 interop_trace_on() {
 	local t=/sys/kernel/tracing e
-	mountpoint -q $t || mount -t tracefs nodev $t || return 1
-	echo >$t/trace
+	mountpoint -q $t || mount -t tracefs nodev $t || { echo "tracefs"; return 1; }
+	echo >$t/trace || { echo "trace buffer"; return 1; }
 	for e in "$@"; do
-		[ -d "$t/events/rpcrdma/$e" ] && echo 1 >"$t/events/rpcrdma/$e/enable"
+		[ -d "$t/events/rpcrdma/$e" ] || continue
+		echo 1 >"$t/events/rpcrdma/$e/enable" &&
+			[ "$(cat "$t/events/rpcrdma/$e/enable")" = 1 ] || { echo "rpcrdma:$e"; return 1; }
 	done
 	return 0
 }

@@ -30,7 +30,8 @@ interop_kernel >"$W/server-kernel"
 uname -r >"$W/server-release"
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 cat /proc/fs/nfsd/portlist >"$W/server-portlist"
-interop_trace_on svcrdma_cm_private
+why=$(interop_trace_on svcrdma_cm_private) ||
+	{ echo "cannot enable tracing: $why" >"$W/server-error"; exit 1; }
 
 if ! capture_start "$nic" "$W/tcpdump.log" "$(interop_capture_filter)"; then
 	echo "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")" >"$W/server-error"

@@ -43,23 +43,29 @@ impl WireCounts {
         self.rdma_read_ops + self.rdma_write_ops
     }
 
-    /// Count one RoCEv2 packet.
-    fn add(&mut self, len: u64, opcode: Option<u8>, dma_len: Option<u64>) {
-        self.packets += 1;
-        self.bytes += len;
+    /// Count one RoCEv2 packet. Fails on a packet whose BTH opcode tshark
+    /// did not decode, or an RDMA WRITE or READ request without its RETH
+    /// DMA length: a count that skipped it could read "0 RDMA operations"
+    /// on packets it never saw.
+    fn add(&mut self, len: u64, opcode: Option<u8>, dma_len: Option<u64>) -> Result<(), String> {
+        let opcode = opcode.ok_or("a RoCEv2 packet without a decoded BTH opcode")?;
+        let reth = || dma_len.ok_or(format!("opcode {opcode} without a decoded RETH DMA length"));
         match opcode {
-            Some(0..=5) => self.send_packets += 1,
-            Some(22 | 23) => self.send_with_invalidate_packets += 1,
-            Some(6 | 10 | 11) => {
+            0..=5 => self.send_packets += 1,
+            22 | 23 => self.send_with_invalidate_packets += 1,
+            6 | 10 | 11 => {
                 self.rdma_write_ops += 1;
-                self.rdma_write_bytes += dma_len.unwrap_or(0);
+                self.rdma_write_bytes += reth()?;
             }
-            Some(12) => {
+            12 => {
                 self.rdma_read_ops += 1;
-                self.rdma_read_bytes += dma_len.unwrap_or(0);
+                self.rdma_read_bytes += reth()?;
             }
             _ => {}
         }
+        self.packets += 1;
+        self.bytes += len;
+        Ok(())
     }
 }
 
@@ -131,7 +137,8 @@ pub fn split(tsv: &str) -> Result<BTreeMap<String, WireCounts>, String> {
             let opcode = f.get(2).and_then(|s| first(s));
             let dma_len = f.get(3).and_then(|s| first(s));
             if let Some(c) = out.get_mut(w) {
-                c.add(len, opcode, dma_len);
+                c.add(len, opcode, dma_len)
+                    .map_err(|e| format!("{}: {e}: '{line}'", at()))?;
             }
         }
     }
@@ -217,6 +224,23 @@ mod tests {
         ]
         .join("\n");
         assert!(split(&again).unwrap_err().contains("begins twice"));
+        let in_create = |packet: &str| {
+            [
+                marker("begin create"),
+                packet.to_string(),
+                marker("end create"),
+            ]
+            .join("\n")
+        };
+        assert!(split(&in_create("300\t4791\t\t\t"))
+            .unwrap_err()
+            .contains("line 2: a RoCEv2 packet without a decoded BTH opcode"));
+        assert!(split(&in_create("1100\t4791\t10\t\t"))
+            .unwrap_err()
+            .contains("opcode 10 without a decoded RETH DMA length"));
+        assert!(split(&in_create("90\t4791\t12\t\t"))
+            .unwrap_err()
+            .contains("opcode 12 without"));
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //! `table.md`, `results.csv`, `results.json` and `plot.svg` into the output
 //! directory; prints the Markdown report.
 //!
-//! Exit status: 0 success; 1 a run directory could not be read (the
-//! report is still written from the others, if any); 2 usage error.
+//! Exit status: 0 success, every target met or not measured; 1 a run
+//! directory could not be read (the report is still written from the
+//! others, if any); 2 usage error; 3 the report was written and a target
+//! was missed.
 
 mod capture;
 mod model;
@@ -30,7 +32,8 @@ use std::process::ExitCode;
     name = "bench-nfs-report",
     version,
     after_help = "Example:\n  $ bench-nfs-report --out build/bench build/bench/runs/stock-4k build/bench/runs/cm-64k\n\n\
-                  Exit status: 0 success, 1 a run directory could not be read, 2 usage error."
+                  Exit status: 0 success (every target met or not measured), 1 a run directory could not be \
+                  read, 2 usage error, 3 a target was missed."
 )]
 struct Cli {
     /// Where table.md, results.csv, results.json and plot.svg go.
@@ -178,13 +181,43 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     print!("{table}");
-    ExitCode::from(u8::from(failed))
+    exit_status(failed, &targets)
+}
+
+/// The exit status: 1 when a run directory could not be read, else 3 when
+/// a target was missed, else 0.
+fn exit_status(failed: bool, targets: &[report::Target]) -> ExitCode {
+    if failed {
+        ExitCode::from(1)
+    } else if targets.iter().any(|t| t.status == "missed") {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn a_missed_target_exits_3() {
+        let t = |status| report::Target {
+            target: "t".into(),
+            status,
+            detail: String::new(),
+        };
+        assert_eq!(
+            exit_status(false, &[t("met"), t("not measured")]),
+            ExitCode::SUCCESS
+        );
+        assert_eq!(
+            exit_status(false, &[t("met"), t("missed")]),
+            ExitCode::from(3)
+        );
+        assert_eq!(exit_status(true, &[t("missed")]), ExitCode::from(1));
+    }
 
     #[test]
     fn clap_definitions_are_consistent() {

@@ -114,7 +114,9 @@ fn read(dir: &Path, file: &str) -> Result<String, String> {
 
 impl Run {
     /// Read a run directory. Every workload the client ran must be in the
-    /// capture, and no trace event may have been lost.
+    /// capture, no trace event may have been lost, and the trace must have
+    /// seen at least as many RPCs marshalled as mountstats counted NFS
+    /// operations.
     pub fn load(dir: &Path) -> Result<Self, String> {
         let at = |e: String| format!("{}: {e}", dir.display());
         let config: Config = serde_json::from_str(&read(dir, "config.json")?)
@@ -132,6 +134,20 @@ impl Run {
                 return Err(at(format!(
                     "{}: the trace lost {} events",
                     r.workload, r.trace_lost
+                )));
+            }
+            // Every NFS operation mountstats counted was marshalled at least
+            // once inside the trace's window, which scripts/bench_nfs_workload.py
+            // opens before and closes after the counters' (the trace also sees
+            // retransmissions; mountstats' sends also count backchannel
+            // replies, which are not marshalled, so neither count equals the
+            // other). A trace that was off, or saw fewer, must not judge the
+            // chunks.
+            let ops: u64 = r.ops.values().sum();
+            if ops == 0 || r.marshalled < ops {
+                return Err(at(format!(
+                    "{}: rpcrdma:xprtrdma_marshal saw {} RPCs, fewer than the {} NFS operations mountstats counted",
+                    r.workload, r.marshalled, ops
                 )));
             }
             let w = wire
@@ -184,5 +200,58 @@ mod tests {
         );
         let bad = "x: svcrdma_cm_private: send_threshold=1 recv_threshold=1 remote_inv=maybe";
         assert_eq!(Negotiated::from_trace(bad).unwrap_err(), "remote_inv=maybe");
+    }
+
+    #[test]
+    fn a_marshal_count_below_mountstats_operations_fails_the_run() {
+        let dir = std::env::temp_dir().join(format!("bench-nfs-model-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let put = |f: &str, text: &str| std::fs::write(dir.join(f), text).unwrap();
+        put(
+            "config.json",
+            r#"{"name":"cm-64k","description":"d","server_params":"","client_params":"","n":2}"#,
+        );
+        let trace =
+            "x: xprtrdma_cm_private: send_threshold=65536 recv_threshold=65536 remote_inv=on\n";
+        put("client-trace", trace);
+        put("server-trace", trace);
+        let marker = |what: &str| {
+            let hex: String = format!("rpcrdma-bench {what}")
+                .bytes()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!("70\t47900\t\t\t{hex}")
+        };
+        put(
+            "packets.tsv",
+            &[
+                marker("begin create"),
+                "300\t4791\t4\t\t".into(),
+                marker("end create"),
+            ]
+            .join("\n"),
+        );
+        let record = |marshalled: u64| {
+            format!(
+                r#"{{"workload":"create","n":2,"seconds":1.0,"rpcs":5,"read_chunks":0,"write_chunks":0,"reply_chunks":0,"local_inv_needed":0,"marshalled":{marshalled},"marshalled_no_chunk":{marshalled},"trace_lost":0,"ops":{{"OPEN":2,"CLOSE":2}}}}"#
+            )
+        };
+        // 4 operations, marshalled 4 or 6 times (retransmissions), sent 5
+        // times (a backchannel reply): all fine.
+        put("client-results.jsonl", &record(4));
+        assert!(Run::load(&dir).is_ok());
+        put("client-results.jsonl", &record(6));
+        assert!(Run::load(&dir).is_ok());
+        // The marshal tracepoint was off: 0 marshalled, 0 without a chunk.
+        put("client-results.jsonl", &record(0));
+        let e = Run::load(&dir).unwrap_err();
+        assert!(
+            e.ends_with("create: rpcrdma:xprtrdma_marshal saw 0 RPCs, fewer than the 4 NFS operations mountstats counted"),
+            "{e}"
+        );
+        put("client-results.jsonl", &record(3));
+        assert!(Run::load(&dir).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
