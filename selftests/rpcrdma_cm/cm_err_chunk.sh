@@ -11,6 +11,9 @@
 #  - without it, the stock server sends the oversize Reply inline anyway;
 #  - a requester that sent no private data is not limited, with or
 #    without rpcrdma_cm (an RFC 8166 client predating RFC 8797).
+# Each check runs over soft-RoCE (rxe: the CM area arrives zero-padded) and
+# over soft-iWARP (siw: exactly the octets sent; its own dummy NIC, as in
+# cm_iwarp_short.sh).
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -24,23 +27,44 @@ CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
 ktap_print_header
 require_pyverbs
 require_module_ko
-ktap_set_plan 8
+TRANSPORTS="rxe siw"
+ktap_set_plan $((1 + 7 * 2))
 
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-modprobe rpcrdma
-rmmod rpcrdma_cm 2>/dev/null
-start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+SIW_NIC=rcmerrsiw0
+SIW_ADDR=192.0.2.78
+
+cleanup() {
+	stop_nfsd
+	rmmod rpcrdma_cm 2>/dev/null
+	rdma link delete siw-err 2>/dev/null
+	ip link delete $SIW_NIC 2>/dev/null
+}
+trap cleanup EXIT
+
+guest_setup rxe nfsd
+rxe_ip=$ip
+REP_LEN=196
+siw_setup $SIW_NIC $SIW_ADDR siw-err
 head -c 3000 /dev/urandom >"$NFS_EXPORT/big"
 head -c 500 /dev/urandom >"$NFS_EXPORT/small"
 
 CLIENT_NONE=none # no private data at all
 
-# read_reply CLIENT_PDATA FILE COUNT: "proc=P err=E len=L nfs_status=S"
+# read_reply CLIENT_PDATA FILE COUNT: "proc=P err=E len=L nfs_status=S",
+# the last line of cm_probe.py's output.
+# Its first line, the server's accept private data, must have the length of
+# the transport under test (REP_LEN: 196 zero-padded octets on rxe, exactly
+# the 8 sent on siw), or the reply names the wrong transport and fails.
 read_reply() {
-	local pdata=$1
+	local pdata=$1 out rep
 	[ "$pdata" = $CLIENT_NONE ] && pdata=
-	$PROBE "$ip" "$NFS_PORT" "$pdata" "$2" "$3" | tail -n 1
+	out=$($PROBE "$ip" "$NFS_PORT" "$pdata" "$2" "$3")
+	rep=$(echo "$out" | head -n 1)
+	if [ "${#rep}" != $((2 * REP_LEN)) ]; then
+		echo "accept private data of $((${#rep} / 2)) octets, $REP_LEN on this transport"
+		return
+	fi
+	echo "$out" | tail -n 1
 }
 
 # The NFSv4 grace period (10 s here) refuses READ; wait it out (at most
@@ -87,20 +111,13 @@ stock_oversize() {
 	len=${len%% *}
 	[ "$len" -gt 1024 ]
 }
-ktap_test_result "stock server: 3000-octet Reply sent inline to a 1 KB requester" stock_oversize
 
-insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
-ktap_test_result "rpcrdma_cm: the same Reply is answered with ERR_CHUNK" \
-	expect $CLIENT_1K big 3000 err_chunk 1024
-ktap_test_result "rpcrdma_cm: a 500-octet READ still comes inline within 1 KB" \
-	expect $CLIENT_1K small 500 inline 1024
-ktap_test_result "rpcrdma_cm: a 4 KB requester gets the 3000-octet Reply inline" \
-	expect $CLIENT_4K big 3000 inline 4096
-# At the boundary: the Reply of a READ of COUNT octets is the header
-# overhead (the same for every READ, measured from the 500-octet one) plus
-# COUNT rounded up to 4 (XDR). The largest Reply that fits 1 KB exactly
-# comes inline; one octet more to read (4 more on the wire) is refused.
-# A responder that compared with < instead of <= would refuse the first.
+# overhead, at_threshold and above_threshold: at the boundary. The Reply of
+# a READ of COUNT octets is the header overhead (the same for every READ,
+# measured from the 500-octet one) plus COUNT rounded up to 4 (XDR). The
+# largest Reply that fits 1 KB exactly comes inline; one octet more to read
+# (4 more on the wire) is refused. A responder that compared with < instead
+# of <= would refuse the first.
 overhead() {
 	local r len
 	r=$(read_reply $CLIENT_1K small 500)
@@ -120,18 +137,31 @@ at_threshold() {
 	case "$r" in "proc=0 err=0 "*" nfs_status=0") ;; *) return 1 ;; esac
 	[ "$len" -eq 1024 ]
 }
-ktap_test_result "rpcrdma_cm: a Reply of exactly the 1 KB threshold comes inline" at_threshold
 above_threshold() {
 	local o
 	o=$(overhead) || return 1
 	expect $CLIENT_1K big $((1024 - o + 1)) err_chunk 1024
 }
-ktap_test_result "rpcrdma_cm: one octet more to read is answered with ERR_CHUNK" above_threshold
-# A requester that sent no private data may be an RFC 8166 client that
-# sizes Reply chunks by its real buffers: the server does not limit it.
-ktap_test_result "rpcrdma_cm: a requester that sent no private data gets the 3000-octet Reply inline" \
-	expect $CLIENT_NONE big 3000 inline 65536
 
-rmmod rpcrdma_cm
-stop_nfsd
+for tr in $TRANSPORTS; do
+	ip=$rxe_ip REP_LEN=196
+	[ "$tr" = siw ] && ip=$SIW_ADDR REP_LEN=8
+	rmmod rpcrdma_cm 2>/dev/null
+	[ ! -d /sys/module/rpcrdma_cm ] || ktap_exit_fail_msg "rpcrdma_cm did not unload"
+	ktap_test_result "$tr: stock server: 3000-octet Reply sent inline to a 1 KB requester" stock_oversize
+	insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+	ktap_test_result "$tr: rpcrdma_cm: the same Reply is answered with ERR_CHUNK" \
+		expect $CLIENT_1K big 3000 err_chunk 1024
+	ktap_test_result "$tr: rpcrdma_cm: a 500-octet READ still comes inline within 1 KB" \
+		expect $CLIENT_1K small 500 inline 1024
+	ktap_test_result "$tr: rpcrdma_cm: a 4 KB requester gets the 3000-octet Reply inline" \
+		expect $CLIENT_4K big 3000 inline 4096
+	ktap_test_result "$tr: rpcrdma_cm: a Reply of exactly the 1 KB threshold comes inline" at_threshold
+	ktap_test_result "$tr: rpcrdma_cm: one octet more to read is answered with ERR_CHUNK" above_threshold
+	# A requester that sent no private data may be an RFC 8166 client that
+	# sizes Reply chunks by its real buffers: the server does not limit it.
+	ktap_test_result "$tr: rpcrdma_cm: a requester that sent no private data gets the 3000-octet Reply inline" \
+		expect $CLIENT_NONE big 3000 inline 65536
+done
+
 ktap_finished
