@@ -24,11 +24,7 @@ CONN=/sys/kernel/debug/rpcrdma_cm/connections
 ktap_print_header
 ktap_set_plan 4
 
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-modprobe rpcrdma
-rmmod rpcrdma_cm 2>/dev/null
-start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+guest_setup rxe nfsd
 insmod "$RPCRDMA_CM_KO" requester_send_size=1024 requester_recv_size=1024 \
 	responder_send_size=1024 responder_recv_size=1024 || ktap_exit_fail_msg "insmod failed"
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug

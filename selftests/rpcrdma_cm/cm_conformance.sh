@@ -47,11 +47,7 @@ reserved flag bit set|f6ab0e1801810f0f|conforming,reserved_flags|yes|on
 eight zero octets|0000000000000000|zeroed|no|off"
 ktap_set_plan $(( $(echo "$CASES" | wc -l) + 4 ))
 
-mountpoint -q $D || mount -t debugfs nodev $D
-mountpoint -q $T || mount -t tracefs nodev $T
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-modprobe rpcrdma
+guest_setup rxe
 # The event exists once rpcrdma is loaded: run first in a guest, this
 # program found no event to enable before.
 echo 1 >$T/events/rpcrdma/svcrdma_cm_private/enable ||

@@ -34,10 +34,7 @@ fi
 ktap_set_plan 8
 
 PROBE="/usr/bin/python3 $DIR/cm_probe.py"
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-rmmod rpcrdma_cm 2>/dev/null
-start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+guest_setup rxe nfsd
 kmsg_mark cm_cross_check
 
 # with_lie LIE EVENT WANT: mount with cm_lying_hook lie=LIE loaded, round

@@ -24,12 +24,7 @@ ktap_print_header
 require_module_ko
 ktap_set_plan $(( $(echo $THRESHOLDS | wc -w) * ($(echo $SIZES_KB | wc -w) * 2 + 1) ))
 
-mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-modprobe rpcrdma
-rmmod rpcrdma_cm 2>/dev/null
-start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+guest_setup rxe nfsd
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 P=$(rpcrdma_cm_params_dir) || ktap_exit_fail_msg "no parameters of rpcrdma_cm to change"
 work=$(mktemp -d)

@@ -68,12 +68,8 @@ trap cleanup EXIT
 
 kmsg_mark cm_hostile_responder
 mkdir -p $WORK
-mountpoint -q $D || mount -t debugfs nodev $D
-nic=$(guest_nic) || ktap_exit_fail_msg "no NIC with an address"
-setup_rxe "$nic" || ktap_exit_fail_msg "rxe did not come up"
-RXE_ADDR=$(guest_ip "$nic")
-modprobe rpcrdma || ktap_exit_fail_msg "no rpcrdma"
-rmmod rpcrdma_cm 2>/dev/null
+guest_setup rxe
+RXE_ADDR=$ip
 # shellcheck disable=SC2086
 insmod "$RPCRDMA_CM_KO" $PARAMS || ktap_exit_fail_msg "insmod $PARAMS failed"
 trace_cm_private xprtrdma_cm_private || ktap_exit_fail_msg "no rpcrdma tracepoints"
@@ -181,10 +177,8 @@ run_cases rxe "$RXE_ADDR" $WORK/cases || ktap_print_msg "rxe: responder failed"
 check_set rxe 196 $WORK/cases "rxe, $ncases chosen private data"
 
 # siw: the exact octets, 0..8 of a conforming message.
-ip link add $SIW_NIC type dummy && ip addr add $SIW_ADDR/24 dev $SIW_NIC &&
-	ip link set $SIW_NIC up || ktap_exit_fail_msg "cannot set up $SIW_NIC"
 modprobe siw 2>/dev/null
-rdma link add siw0 type siw netdev $SIW_NIC || ktap_exit_fail_msg "cannot add siw0"
+siw_setup $SIW_NIC $SIW_ADDR siw0
 full=f6ab0e1801010f0f
 {
 	echo -

@@ -66,12 +66,8 @@ cleanup() {
 trap cleanup EXIT
 
 kmsg_mark cm_iwarp_short
-mountpoint -q $D || mount -t debugfs nodev $D
-ip link add $SIW_NIC type dummy && ip addr add $SIW_ADDR/24 dev $SIW_NIC &&
-	ip link set $SIW_NIC up || ktap_exit_fail_msg "cannot set up $SIW_NIC"
-rdma link add siw0 type siw netdev $SIW_NIC || ktap_exit_fail_msg "cannot add siw0"
-modprobe rpcrdma
-rmmod rpcrdma_cm 2>/dev/null
+siw_setup $SIW_NIC $SIW_ADDR siw0
+guest_setup
 trace_cm_private svcrdma_cm_private || ktap_exit_fail_msg "no rpcrdma tracepoints"
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
 

@@ -33,11 +33,7 @@ require_pyverbs
 require_module_ko
 ktap_set_plan 4
 
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-modprobe rpcrdma || ktap_exit_fail_msg "no rpcrdma"
-rmmod rpcrdma_cm 2>/dev/null
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+guest_setup rxe
 kmsg_mark cm_latch
 
 # connect_with_window ACTION: the kernel client connects to a responder

@@ -30,13 +30,7 @@ ktap_print_header
 require_module_ko
 ktap_set_plan 5
 
-mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
-mountpoint -q $T || mount -t tracefs nodev $T
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-modprobe rpcrdma
-rmmod rpcrdma_cm 2>/dev/null
-start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+guest_setup rxe nfsd
 # shellcheck disable=SC2086
 insmod "$RPCRDMA_CM_KO" $PARAMS || ktap_exit_fail_msg "insmod failed"
 mount_rdma "$ip" 4.2 || ktap_exit_fail_msg "mount failed"

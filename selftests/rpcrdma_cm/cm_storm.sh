@@ -49,12 +49,8 @@ trap cleanup EXIT
 
 kmsg_mark cm_storm
 mkdir -p $WORK
-mountpoint -q $D || mount -t debugfs nodev $D
-nic=$(guest_nic) || ktap_exit_fail_msg "no NIC with an address"
-setup_rxe "$nic" || ktap_exit_fail_msg "rxe did not come up"
-addr=$(guest_ip "$nic")
-modprobe rpcrdma || ktap_exit_fail_msg "no rpcrdma"
-rmmod rpcrdma_cm 2>/dev/null
+guest_setup rxe
+addr=$ip
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 trace_cm_private svcrdma_cm_private || ktap_exit_fail_msg "no rpcrdma tracepoints"
 # Room for every connect's event (about 700 octets each).

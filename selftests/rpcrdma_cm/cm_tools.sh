@@ -75,12 +75,7 @@ rdma 4"
 # callback_times of the mount 1 and status 4, unloaded 1.
 ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 1 + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 1 + 4 + 1))
 
-mountpoint -q $D || mount -t debugfs nodev $D
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
-modprobe rpcrdma
-rmmod rpcrdma_cm 2>/dev/null
-start_nfsd || ktap_exit_fail_msg "nfsd did not start"
+guest_setup rxe nfsd
 
 # run ARGS...: run the tool with its output in $OUT and its exit status in
 # $rc; on a surprise the caller prints $OUT.

@@ -23,8 +23,7 @@ done
 # Per version: mount, proto=rdma, one test per size, unmount.
 ktap_set_plan $(( $(echo $VERSIONS | wc -w) * ($(echo $SIZES | wc -w) + 3) + 1))
 
-nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
-ip=$(guest_ip "$nic")
+guest_setup rxe
 ktap_test_result "nfsd listens on rdma $NFS_PORT" start_nfsd
 
 src=$(mktemp -d)
