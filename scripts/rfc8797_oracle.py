@@ -4,12 +4,18 @@
 
   rfc8797_oracle.py decode HEX
   rfc8797_oracle.py expect --server SPEC --client SPEC --transport rxe|siw
+  rfc8797_oracle.py negotiate < LINES
 
 Written from the RFC text and the documented behaviour of the kernels, not
-from rust/proto or the module: the interop matrix (scripts/interop.sh)
-judges the module with it, so its expectations must not come from the code
-it judges. Standard library only. Both commands print JSON; a bad argument
-exits 2 with a message on stderr.
+from rust/proto or the module: the interop matrix (scripts/interop.sh) and
+the guests' hostile responder and storms (selftests/rpcrdma_cm/peer_lib.sh)
+judge the module with it, so its expectations must not come from the code
+it judges. Standard library only. decode and expect print JSON; negotiate
+reads one connection a line, "SEND RECV RI HEX" (what this side advertised,
+RI 1 or 0, and the octets it received, "-" for none), and prints a line
+"CONFORMANCE RESERVED_FLAGS SEND_THRESHOLD RECV_THRESHOLD on|off" for each,
+one process for a whole set of connections. A bad argument or line exits 2
+with a message on stderr.
 
 Sources cited below:
   RFC      RFC 8797 (/work/shared/seeds/rfc8797-draft-rpcrdma-cm-private-data.txt
@@ -371,6 +377,29 @@ def expect(server_spec, client_spec, transport):
     }
 
 
+def negotiate_lines(lines):
+    """The `negotiate` command: RFC 3.1/3.2 for each "SEND RECV RI HEX"."""
+    out = []
+    for n, line in enumerate(lines, 1):
+        words = line.split()
+        if not words:
+            continue
+        if len(words) != 4 or words[2] not in ("0", "1"):
+            raise SystemExit(f"rfc8797_oracle: line {n}: want 'SEND RECV RI HEX', got {line!r}")
+        try:
+            own_send, own_recv = int(words[0]), int(words[1])
+        except ValueError:
+            raise SystemExit(f"rfc8797_oracle: line {n}: sizes must be integers: {line!r}") from None
+        got = decode(parse_hex(words[3]))
+        peer = got["peer"]
+        send, recv, ri = rfc_thresholds(
+            own_send, own_recv, words[2] == "1", peer["send"], peer["recv"], peer["remote_invalidation"]
+        )
+        reserved = got["message"]["reserved_flags"] if got["message"] else 0
+        out.append(f"{got['conformance']} {reserved} {send} {recv} {'on' if ri else 'off'}")
+    return out
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="rfc8797_oracle.py", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -380,10 +409,14 @@ def main(argv):
     e.add_argument("--server", required=True)
     e.add_argument("--client", required=True)
     e.add_argument("--transport", required=True, choices=sorted(DEVICE_CAN_INVALIDATE))
+    sub.add_parser("negotiate", help='"SEND RECV RI HEX" lines on stdin: each side\'s outcome, a line each')
     a = ap.parse_args(argv)
     try:
         if a.cmd == "decode":
             out = decode(parse_hex(a.hex))
+        elif a.cmd == "negotiate":
+            print("\n".join(negotiate_lines(sys.stdin.read().splitlines())))
+            return 0
         else:
             out = expect(a.server, a.client, a.transport)
     except SystemExit as err:

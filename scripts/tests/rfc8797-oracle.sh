@@ -269,6 +269,44 @@ for bad in zz f6a; do
 	[ $rc = 2 ] && result "decode refuses '$bad'" ok || result "decode refuses '$bad'" fail "exit $rc, want 2"
 done
 
+# negotiate: the guests' reconciler (peer_lib.sh) feeds one line per
+# connection: this side's send/recv/RI, the octets it received. Worked by
+# hand from RFC 8797 3.1/3.2: send = min(own send, peer recv), recv =
+# min(own recv, peer send), RI only when both set it; the defaults
+# (1024/1024, no RI) for what does not conform.
+NEGOTIATE_IN='65536 16384 1 f6ab0e1801010f03
+65536 16384 1 f6ab0e1801010307
+8192 2048 1 f6ab0e18010100ff
+8192 2048 0 f6ab0e1801013f3f
+65536 16384 1 -
+65536 16384 1 0000000000000000
+65536 16384 1 f6ab0e18010103
+65536 16384 1 180eabf601010303
+65536 16384 1 f6ab0e1802010303
+65536 16384 1 f6ab0e1801030f0f'
+NEGOTIATE_WANT='ok 0 4096 16384 on
+ok 0 8192 4096 on
+ok 0 8192 1024 on
+ok 0 8192 2048 off
+absent 0 1024 1024 off
+zeroed 0 1024 1024 off
+short 0 1024 1024 off
+bad_magic 0 1024 1024 off
+unknown_version 0 1024 1024 off
+ok 2 16384 16384 on'
+got=$(echo "$NEGOTIATE_IN" | python3 "$ORACLE" negotiate 2>&1)
+if [ "$got" = "$NEGOTIATE_WANT" ]; then
+	result "negotiate: ten connections, asymmetric sizes both ways, each non-conformance" ok
+else
+	result "negotiate: ten connections, asymmetric sizes both ways, each non-conformance" fail \
+		"got: $(echo "$got" | paste -sd ';'), want: $(echo "$NEGOTIATE_WANT" | paste -sd ';')"
+fi
+for bad in "4096 4096 2 -" "4096 x 1 -" "4096 4096 1"; do
+	echo "$bad" | python3 "$ORACLE" negotiate >/dev/null 2>&1
+	rc=$?
+	[ $rc = 2 ] && result "negotiate refuses '$bad'" ok || result "negotiate refuses '$bad'" fail "exit $rc, want 2"
+done
+
 echo "KTAP version 1"
 echo "1..${#results[@]}"
 printf '%s\n' "${results[@]}"
