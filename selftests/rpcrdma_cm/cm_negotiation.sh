@@ -28,7 +28,7 @@ CONN=$D/rpcrdma_cm/connections
 
 ktap_print_header
 require_module_ko
-ktap_set_plan $(( $(echo $SIZES | wc -w) ** 2 + 6 ))
+ktap_set_plan $(( $(echo $SIZES | wc -w) ** 2 + 7 ))
 
 guest_setup rxe nfsd
 for e in xprtrdma_inline_thresh xprtrdma_cm_private svcrdma_cm_private; do
@@ -103,19 +103,6 @@ traced_neg() {
 	grep -o 'neg send/recv=[0-9]*/[0-9]*' $T/trace | tail -1 | cut -d= -f2
 }
 
-# traced_is EVENT KEY=VALUE...: the newest EVENT line has these values.
-traced_is() {
-	local ev=$1 kv ok=0
-	shift
-	for kv in "$@"; do
-		if [ "$(traced_value "$ev" "${kv%%=*}")" != "${kv#*=}" ]; then
-			ktap_print_msg "$ev: ${kv%%=*}=$(traced_value "$ev" "${kv%%=*}"), want ${kv#*=}"
-			ok=1
-		fi
-	done
-	return $ok
-}
-
 # mount_and_check WANT RI BY [CLIENT SERVER]: mount, write a file, compare
 # both sides' negotiated values (WANT/WANT, Remote Invalidation RI = 1 or
 # 0) in debugfs and the tracepoints; BY is "module" or "stock". With
@@ -176,6 +163,40 @@ for c in $SIZES; do
 			mount_and_check "$min" 1 module "$c" "$s"
 	done
 done
+
+# Send and receive sizes differ on both ends. RFC 8797 section 4: a side
+# sends inline up to min(its own send size, the peer's receive size), and
+# the peer may send to it up to min(the peer's send size, its own receive
+# size). Written out from the configuration here, independent of the
+# module: client 16K send / 2K receive, server 8K send / 64K receive.
+CS=16384 CR=2048 SS=8192 SR=65536
+asymmetric() {
+	local ok=0 want
+	echo $CS >$P/requester_send_size
+	echo $CR >$P/requester_recv_size
+	echo $SS >$P/responder_send_size
+	echo $SR >$P/responder_recv_size
+	wait_no_lines || return 1
+	echo >$T/trace
+	mount_rdma "$ip" 4.2 || { ktap_print_msg "mount failed"; return 1; }
+	# A 100 KB file written and read back crosses both thresholds.
+	head -c 100000 /dev/urandom >/tmp/asym && cp /tmp/asym "$MNT/asym" && sync &&
+		cmp -s /tmp/asym "$MNT/asym" || { ktap_print_msg "data did not come back the same"; ok=1; }
+	module_matches_transport || ok=1
+	want="$((CS < SR ? CS : SR))/$((CR < SS ? CR : SS))"
+	[ "$(traced_neg)" = "$want" ] || { ktap_print_msg "tracepoint neg send/recv=$(traced_neg), want $want"; ok=1; }
+	traced_is xprtrdma_cm_private by=module sent_send=$CS sent_recv=$CR peer_send=$SS \
+		peer_recv=$SR send_threshold=$((CS < SR ? CS : SR)) \
+		recv_threshold=$((CR < SS ? CR : SS)) || ok=1
+	traced_is svcrdma_cm_private by=module sent_send=$SS sent_recv=$SR peer_send=$CS \
+		peer_recv=$CR send_threshold=$((SS < CR ? SS : CR)) \
+		recv_threshold=$((SR < CS ? SR : CS)) || ok=1
+	[ $ok = 0 ] || { sed 's/^/# /' $CONN; grep _cm_private $T/trace | sed 's/^/# /'; }
+	rm -f "$MNT/asym"
+	umount_rdma
+	return $ok
+}
+ktap_test_result "client $CS/$CR x server $SS/$SR (send/receive): each side takes its own min()" asymmetric
 
 no_lines_left() {
 	local i

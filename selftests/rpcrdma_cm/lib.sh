@@ -192,6 +192,19 @@ traced_value() {
 	traced_cm_private "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# traced_is EVENT KEY=VALUE...: the newest EVENT line has these values.
+traced_is() {
+	local ev=$1 kv ok=0
+	shift
+	for kv in "$@"; do
+		if [ "$(traced_value "$ev" "${kv%%=*}")" != "${kv#*=}" ]; then
+			ktap_print_msg "$ev: ${kv%%=*}=$(traced_value "$ev" "${kv%%=*}"), want ${kv#*=}"
+			ok=1
+		fi
+	done
+	return $ok
+}
+
 # traced_addrs EVENT: "SRC DST" (address:port) of EVENT's newest line.
 traced_addrs() {
 	traced_cm_private "$1" | tail -1 | sed -n "s/.* $1: \([^ ]*\) -> \([^ ]*\) .*/\1 \2/p"
