@@ -251,6 +251,9 @@ struct RoleStats {
     remote_inv: AtomicU64,
     /// Connections on which this side sent no private data.
     private_data_off: AtomicU64,
+    /// Connections left to the stock code because their entry could not be
+    /// allocated (not counted in `connections`).
+    no_memory: AtomicU64,
 }
 
 impl RoleStats {
@@ -465,9 +468,12 @@ impl CmState {
     /// Allocate the node for `entry`, outside any lock. The transports call
     /// in a NOIO scope, so `GFP_KERNEL` cannot recurse into FS or I/O
     /// reclaim here. On failure the caller leaves the connection to the
-    /// stock code, which handles it correctly without this module.
-    fn node(entry: Entry) -> Result<EntryNode> {
+    /// stock code, which handles it correctly without this module; the
+    /// role's `no_memory` counts it.
+    fn node(&self, entry: Entry) -> Result<EntryNode> {
+        let role = entry.role;
         RBTreeNode::new(entry.cookie, entry, GFP_KERNEL).inspect_err(|_| {
+            self.stats(role).no_memory.fetch_add(1, Relaxed);
             boundary::warn_no_memory();
         })
     }
@@ -523,10 +529,11 @@ impl CmState {
             }
             let _ = writeln!(
                 out,
-                " reserved_flags={} remote_inv={} private_data_off={}",
+                " reserved_flags={} remote_inv={} private_data_off={} no_memory={}",
                 s.reserved_flags.load(Relaxed),
                 s.remote_inv.load(Relaxed),
-                s.private_data_off.load(Relaxed)
+                s.private_data_off.load(Relaxed),
+                s.no_memory.load(Relaxed)
             );
         }
     }
@@ -624,7 +631,7 @@ impl rdma_cm::Operations for CmState {
         let (len, advertised) = advertise(&limits, p.send_private_data, &mut proposed, pdata)?;
         // Allocated before `local` changes: on failure the stock code
         // builds the connect, as if this module were not loaded.
-        let node = Self::node(Entry::new(conn, limits, advertised))?;
+        let node = self.node(Entry::new(conn, limits, advertised))?;
         *local = proposed;
         self.insert(node);
         Ok(len)
@@ -676,7 +683,7 @@ impl rdma_cm::Operations for CmState {
         let mut entry = Entry::new(conn, limits, advertised);
         entry.set_peer(peer_pdata, peer);
         entry.negotiated = Some(n);
-        let node = Self::node(entry)?;
+        let node = self.node(entry)?;
         *local = proposed;
         self.insert(node);
         // Counted in `accepted`, once the accept has really gone out.

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rpcrdma_cm's allocation failures, under the kernel's own fault injection
+# (Documentation/fault-injection/fault-injection.rst): failslab with a
+# stack-trace filter on the module's code fails every slab allocation made
+# with one of the module's functions on the stack, which is the node of each
+# connection it would track, allocated in the connect callback (xprtrdma,
+# on a CM work queue) and in the accept callback (an nfsd thread). Each
+# connection is then negotiated by the stock code as if the module were not
+# loaded. The expectations come from the RFC and the stock code, not from
+# the module: stock xprtrdma and svcrdma advertise 4096/4096, so the client
+# applies 4096/4096; the stock server limits no Reply (send_threshold=0).
+#
+#  - armed: the NFSv4.2 mount over RDMA works and moves data; both
+#    transports' tracepoints say by=stock with those values; debugfs tracks
+#    no connection; failslab's own count of injected failures equals the
+#    rise of the module's no_memory counters, at least one per role, and
+#    no connection was counted as the module's;
+#  - disarmed: the next mount is the module's again (by=module on both);
+#  - the kernel log since the start holds no report (dmesg_clean.sh later
+#    reads the whole log, and on the debug kernel kmemleak scans for leaks).
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+T=/sys/kernel/tracing
+D=/sys/kernel/debug
+F=$D/failslab
+CONN=$D/rpcrdma_cm/connections
+
+ktap_print_header
+require_module_ko
+guest_setup rxe nfsd
+if [ ! -e $F/require-start ]; then
+	ktap_skip_all "kernel without failslab and its stack-trace filter (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_STACKTRACE_FILTER)"
+	exit "$KSFT_SKIP"
+fi
+ktap_set_plan 6
+
+insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+for e in xprtrdma_cm_private svcrdma_cm_private; do
+	echo 1 >$T/events/rpcrdma/$e/enable || ktap_exit_fail_msg "cannot enable rpcrdma:$e"
+done
+kmsg_mark fault_injection
+
+# The module's text: from its lowest to the end of the page of its highest
+# function symbol. Module text is allocated in whole pages with a guard
+# page after it, so the range holds the module's code and nothing else.
+echo 0 >/proc/sys/kernel/kptr_restrict
+# (Addresses of one module are hex strings of one length: sort orders them.)
+syms=$(awk '$4 == "[rpcrdma_cm]" && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort)
+[ -n "$syms" ] && [ "$(echo "$syms" | head -1 | tr -d 0)" != "" ] ||
+	ktap_exit_fail_msg "no text symbols of rpcrdma_cm in /proc/kallsyms"
+text_start=$(printf '0x%x' $((0x$(echo "$syms" | head -1) & ~0xfff)))
+text_end=$(printf '0x%x' $(((0x$(echo "$syms" | tail -1) & ~0xfff) + 0x1000)))
+ktap_print_msg "rpcrdma_cm text $text_start..$text_end"
+
+# stat_counter ROLE NAME: the module's counter NAME of ROLE now.
+stat_counter() {
+	grep "^$1 " $D/rpcrdma_cm/stats | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# Budget of failures: failslab counts "times" down by one per failure.
+BUDGET=100
+disarm() {
+	echo 0 >$F/probability
+	echo 0 >$F/require-start
+	echo 0xffffffffffffffff >$F/require-end
+	echo 1 >$F/times
+}
+arm() {
+	echo Y >$F/ignore-gfp-wait 2>/dev/null
+	echo N >$F/ignore-gfp-wait &&
+		echo 1 >$F/verbose &&
+		echo 0 >$F/space &&
+		echo 1 >$F/interval &&
+		echo $BUDGET >$F/times &&
+		echo "$text_start" >$F/require-start &&
+		echo "$text_end" >$F/require-end &&
+		echo 100 >$F/probability
+}
+trap disarm EXIT
+
+declare -A before
+for r in requester responder; do
+	for c in connections no_memory; do
+		before[$r-$c]=$(stat_counter $r $c)
+	done
+done
+
+echo >$T/trace
+arm || ktap_exit_fail_msg "cannot arm failslab"
+mounted=0
+mount_rdma "$ip" 4.2 && mounted=1
+data_ok=0
+[ $mounted = 1 ] && head -c 100000 /dev/urandom >/tmp/fi-data &&
+	cp /tmp/fi-data "$MNT/fi-data" && sync && cmp -s /tmp/fi-data "$MNT/fi-data" && data_ok=1
+injected=$((BUDGET - $(cat $F/times)))
+disarm
+
+armed_mount() {
+	[ $mounted = 1 ] || { ktap_print_msg "mount failed"; return 1; }
+	[ $data_ok = 1 ] || { ktap_print_msg "100000 random octets did not come back the same"; return 1; }
+}
+ktap_test_result "failslab armed on the module: the NFSv4.2 mount works and moves data" armed_mount
+
+stock_negotiated() {
+	local ok=0
+	traced_is xprtrdma_cm_private by=stock send_threshold=4096 recv_threshold=4096 || ok=1
+	traced_is svcrdma_cm_private by=stock send_threshold=0 || ok=1
+	if grep -q '^role=' $CONN; then
+		ktap_print_msg "debugfs tracks a connection the module could not allocate for:"
+		sed 's/^/# /' $CONN
+		ok=1
+	fi
+	[ $ok = 0 ] || grep _cm_private $T/trace | sed 's/^/# /'
+	return $ok
+}
+ktap_test_result "both ends negotiated by the stock code, debugfs tracks nothing" stock_negotiated
+
+counted() {
+	local r ok=0 nm=0 d
+	ktap_print_msg "failslab injected $injected failures"
+	for r in requester responder; do
+		d=$(($(stat_counter $r no_memory) - ${before[$r-no_memory]}))
+		nm=$((nm + d))
+		if [ "$d" -lt 1 ]; then
+			ktap_print_msg "$r no_memory rose by $d, want at least 1"
+			ok=1
+		fi
+		if [ "$(stat_counter $r connections)" != "${before[$r-connections]}" ]; then
+			ktap_print_msg "$r connections $(stat_counter $r connections), was ${before[$r-connections]}: a connection left to the stock code was counted"
+			ok=1
+		fi
+	done
+	if [ "$nm" != "$injected" ]; then
+		ktap_print_msg "no_memory rose by $nm in all, failslab injected $injected"
+		ok=1
+	fi
+	[ $ok = 0 ] || sed 's/^/# /' $D/rpcrdma_cm/stats
+	return $ok
+}
+ktap_test_result "every injected failure is counted in no_memory, none as a connection" counted
+
+rm -f "$MNT/fi-data"
+umount_rdma
+
+module_again() {
+	local i ok=0
+	# The server's transport of the last mount goes a little after the
+	# unmount; wait so that the trace's newest lines are the new mount's.
+	for i in $(seq 1 120); do
+		grep -q '^role=' $CONN || break
+		sleep 0.25
+	done
+	echo >$T/trace
+	mount_rdma "$ip" 4.2 || { ktap_print_msg "mount failed"; return 1; }
+	echo hello >"$MNT/probe" && [ "$(cat "$MNT/probe")" = hello ] || ok=1
+	traced_is xprtrdma_cm_private by=module || ok=1
+	traced_is svcrdma_cm_private by=module || ok=1
+	[ "$(grep -c '^role=' $CONN)" = 2 ] || {
+		ktap_print_msg "want one requester and one responder line:"
+		sed 's/^/# /' $CONN
+		ok=1
+	}
+	rm -f "$MNT/probe"
+	umount_rdma
+	return $ok
+}
+ktap_test_result "disarmed: the next mount is negotiated by the module again" module_again
+
+ktap_test_result "rmmod rpcrdma_cm" rmmod rpcrdma_cm
+ktap_test_result "no kernel report since the first armed allocation" no_report_since fault_injection
+stop_nfsd
+ktap_finished
