@@ -106,6 +106,18 @@ for base in 7.3 6.12; do
 	make -s KBASE="$base" module >"$logs/module-$base.log" 2>&1
 	module_rc=$?
 	count "module build $base (build/check/module-$base.log)" $module_rc
+	# What the module links: on a kernel whose Rust crate has debugfs and
+	# module parameters (7.3), its Rust crate alone, no C file; otherwise
+	# the crate and the C shim.
+	objects=$(tr -s ' ' '\n' <rpcrdma_cm.mod 2>/dev/null | grep . | sort | paste -sd ' ')
+	want="rust/rpcrdma_cm_main.o rust/rpcrdma_cm_shim.o"
+	kdir=$(scripts/build-kernel.sh --print-dir)
+	[ -f "$kdir/rust/kernel/debugfs.rs" ] && [ -f "$kdir/rust/kernel/module_param.rs" ] &&
+		want="rust/rpcrdma_cm_main.o"
+	[ "$objects" = "$want" ]
+	objects_rc=$?
+	[ $objects_rc = 0 ] || echo "check: rpcrdma_cm.mod lists '$objects', want '$want'"
+	count "module $base links $want" $objects_rc
 	[ $kernel_rc -eq 0 ] && [ $module_rc -eq 0 ] && built[$base]=1
 
 	note "lint $base"
