@@ -239,7 +239,7 @@ kernel_crate_has_debugfs() {
 }
 
 # guest_setup [rxe] [nfsd]: the set-up the single-guest programs share, in
-# this order: debugfs and tracefs mounted; with rxe, soft-RoCE ACTIVE on the
+# this order: debugfs and tracefs mounted, failslab disarmed; with rxe, soft-RoCE ACTIVE on the
 # guest's NIC, whose name and address it leaves in nic and ip; the rpcrdma
 # module loaded and rpcrdma_cm not; with nfsd, nfsd's RDMA listener up.
 # Bails out of the program (KTAP) naming the part that failed.
@@ -255,6 +255,9 @@ guest_setup() {
 		ktap_exit_fail_msg "cannot mount debugfs"
 	mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing ||
 		ktap_exit_fail_msg "cannot mount tracefs"
+	# No failslab left armed by a program the runner killed
+	# (cm_fault_injection.sh disarms on its own exit).
+	[ -w /sys/kernel/debug/failslab/probability ] && echo 0 >/sys/kernel/debug/failslab/probability
 	if [[ " $* " == *" rxe "* ]]; then
 		nic=$(guest_nic) && setup_rxe "$nic" || ktap_exit_fail_msg "no ACTIVE rxe device"
 		ip=$(guest_ip "$nic")
