@@ -65,7 +65,7 @@ ended_cleanly() {
 }
 
 ktap_print_header
-ktap_set_plan 24
+ktap_set_plan 25
 
 W=$TOPW/stock
 run_pair "$W" "" ""
@@ -234,6 +234,54 @@ count_opcodes() {
 		{ echo "$ops"; return 1; }
 	echo "$(echo "$ops" | grep -cxE '[0-5]') $(echo "$ops" | grep -cxE '22|23')"
 }
+# send_sizes PCAP SRC: "MESSAGES LARGEST": how many RC SEND messages
+# (Calls, Replies, backchannel) the host SRC sent in the capture, and the
+# largest in octets, reassembled from their packets (FIRST, MIDDLE, LAST
+# per destination QP): a packet's payload is its UDP length less the UDP
+# header (8), the BTH (12), the ICRC (4) and the IETH (4, the
+# *_WITH_INVALIDATE opcodes 22 and 23) or ImmDt (4, opcodes 3 and 5),
+# and the message less the BTH's pad count. Fails when tshark cannot read
+# the capture or a message is left unfinished.
+send_sizes() {
+	local rows
+	rows=$(tshark_read "$1" -Y "ip.src == $2 && (infiniband.bth.opcode <= 5 || infiniband.bth.opcode == 22 || infiniband.bth.opcode == 23)" \
+		-T fields -e infiniband.bth.destqp -e infiniband.bth.opcode -e infiniband.bth.padcnt -e udp.length 2>&1) ||
+		{ echo "$rows"; return 1; }
+	echo "$rows" | awk '
+		NF == 4 {
+			qp = $1; op = $2 + 0; pad = $3 + 0
+			p = $4 - 8 - 12 - 4 - ((op == 22 || op == 23 || op == 3 || op == 5) ? 4 : 0)
+			if (op == 0) { acc[qp] = p; open[qp] = 1; next }
+			if (op == 1) { acc[qp] += p; next }
+			if (op == 2 || op == 3 || op == 22) { m = acc[qp] + p - pad; open[qp] = 0 }
+			else m = p - pad
+			n++; if (m > max) max = m
+		}
+		END {
+			for (q in open) if (open[q]) { print "a SEND message to QP " q " has no last packet"; exit 1 }
+			print n + 0, max + 0
+		}'
+}
+
+# sends_within DIR CLIENT_RECV SERVER_RECV: in DIR's capture, every SEND
+# the server (192.0.2.1) sent is at most CLIENT_RECV octets and every one
+# the client (192.0.2.2) sent at most SERVER_RECV: the data path kept to
+# the thresholds, seen on the wire (the values come from the pair's
+# configuration and RFC 8797, not from either side's report).
+sends_within() {
+	local d=$1 out n max side who addr limit ok=0
+	for side in "server 192.0.2.1 $2" "client 192.0.2.2 $3"; do
+		read -r who addr limit <<<"$side"
+		out=$(send_sizes "$d/server.pcap" "$addr") || { ktap_print_msg "${d##*/}: $out"; ok=1; continue; }
+		read -r n max <<<"$out"
+		ktap_print_msg "${d##*/}: the $who sent $n SEND messages, the largest $max octets (limit $limit)"
+		if [ "$n" -eq 0 ] || [ "$max" -gt "$limit" ]; then
+			ok=1
+		fi
+	done
+	return $ok
+}
+
 # trace_value FILE KEY: KEY's value in the newest tracepoint line in FILE.
 trace_value() {
 	tail -1 "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"
@@ -338,6 +386,19 @@ client_default() {
 	return $ok
 }
 ktap_test_result "client without private data: 1024/1024 and no RI on both ends, the server not limiting its Replies (send 0); the module reports it" client_default
+
+# Stock, RI on and RI off: 4096 both ways (stock's and the module's
+# defaults); the client without private data: the RFC default, 1024 both
+# ways (the client takes the server's view of it, as it must).
+data_path_on_wire() {
+	local ok=0
+	sends_within "$W" 4096 4096 || ok=1
+	sends_within "$RI" 4096 4096 || ok=1
+	sends_within "$NORI" 4096 4096 || ok=1
+	sends_within "$OFF" 1024 1024 || ok=1
+	return $ok
+}
+ktap_test_result "on the wire, every SEND within the receiver's threshold, every pair" data_path_on_wire
 
 ktap_test_result "Lua dissector: REQ and REP fields equal both ends' tracepoints and debugfs, every pair" \
 	dissector_matches "$W" "$RI" "$NORI" "$OFF"
