@@ -41,8 +41,9 @@ if [ ! -e $F/require-start ]; then
 fi
 # The filter needs exact stack traces: the guess unwinder reports stale
 # text addresses left on the stack, and would fail other code's
-# allocations. orc_find is the ORC unwinder's.
-if ! grep -qw orc_find /proc/kallsyms; then
+# allocations. orc_sort_cmp is the ORC unwinder's (a sort callback, never
+# inlined; orc_find is).
+if ! grep -qw orc_sort_cmp /proc/kallsyms; then
 	ktap_skip_all "kernel without the ORC unwinder (CONFIG_UNWINDER_ORC): failslab's stack filter would not be exact"
 	exit "$KSFT_SKIP"
 fi
