@@ -62,8 +62,8 @@ module-x-stock|module:-|stock|rxe|4|4.2|full
 module16k-x-stock|module:$K16S|stock|rxe|4|4.2|full
 stock-x-module1k|stock|module:$(kb 1)|rxe|4|4.2|cut
 stock-x-module2k|stock|module:$(kb 2)|rxe|4|4.2|full
-module1k-x-stock|module:$(kb 1)|stock|rxe|4|4.2|full
-module2k-x-stock|module:$(kb 2)|stock|rxe|4|4.2|cut
+module1k-x-stock|module:$(kb 1)|stock|rxe|4|4.2|cut
+module2k-x-stock|module:$(kb 2)|stock|rxe|4|4.2|full
 module-x-module-1k|module:$(kb 1)|module:$(kb 1)|rxe|4|4.2|full
 module-x-module-4k|module:$(kb 4)|module:$(kb 4)|rxe|4|4.2|full
 module-x-module-16k|module:$(kb 16)|module:$(kb 16)|rxe|4|4.2|full
