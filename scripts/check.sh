@@ -109,7 +109,9 @@ for base in 7.3 6.12; do
 	# What the module links: on a kernel whose Rust crate has debugfs and
 	# module parameters (7.3), its Rust crate alone, no C file; otherwise
 	# the crate and the C shim.
-	objects=$(tr -s ' ' '\n' <rpcrdma_cm.mod 2>/dev/null | grep . | sort | paste -sd ' ')
+	# (Kbuild writes them ./rust/x.o on 7.3, $PWD/rust/x.o on 6.12.)
+	objects=$(tr -s ' ' '\n' <rpcrdma_cm.mod 2>/dev/null | grep . |
+		sed -e "s|^$PWD/||" -e 's|^\./||' | sort | paste -sd ' ')
 	want="rust/rpcrdma_cm_main.o rust/rpcrdma_cm_shim.o"
 	kdir=$(scripts/build-kernel.sh --print-dir)
 	[ -f "$kdir/rust/kernel/debugfs.rs" ] && [ -f "$kdir/rust/kernel/module_param.rs" ] &&

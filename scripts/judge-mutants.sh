@@ -24,6 +24,8 @@ kdir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
 . "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
 work=$(mktemp -d /tmp/rpcrdma-cm-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# The rechecks' table goes here, not over the run's (build/check).
+export INTEROP_TABLE=$work/interop-table.txt
 
 ASYM=module-asym-x-module-asym
 STOCK=stock-x-module
