@@ -55,20 +55,28 @@ for e in xprtrdma_cm_private svcrdma_cm_private; do
 done
 kmsg_mark fault_injection
 
-# The module's text: from its lowest function symbol to the next symbol
-# of the kernel's after its highest one, both rounded down to a page.
-# Module memory regions are page-aligned, so the range holds all of the
-# module's code (its last function too, whatever its length) and nothing
-# of another module's. (Addresses of /proc/kallsyms, root reading, are
-# hex strings of one length: sort orders them.)
-syms=$(awk '$4 == "[rpcrdma_cm]" && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms | sort)
-lo=$(echo "$syms" | head -1) hi=$(echo "$syms" | tail -1)
-[ -n "$lo" ] && [ -n "${lo//0/}" ] || ktap_exit_fail_msg "no text symbols of rpcrdma_cm in /proc/kallsyms"
-next=$(awk -v hi="$hi" '$1 > hi { print $1 }' /proc/kallsyms | sort | head -1)
-[ -n "$next" ] || ktap_exit_fail_msg "no symbol after rpcrdma_cm's last function ($hi)"
-text_start=$(printf '0x%x' $((0x$lo & ~0xfff)))
-text_end=$(printf '0x%x' $((0x$next & ~0xfff)))
-[ $((text_end)) -gt $((0x$hi)) ] || text_end=$(printf '0x%x' $(((0x$hi & ~0xfff) + 0x1000)))
+# The module's code: where the kernel put its .text and .exit.text
+# (/sys/module/rpcrdma_cm/sections/) with each section's size in the
+# module file (readelf); the kernel lays them out one after the other.
+# Every text symbol /proc/kallsyms lists for the module must lie in the
+# range. (Addresses as root reads them; bash arithmetic wraps at 2^63 but
+# keeps the order of kernel addresses, all above it.)
+text_start= text_end=
+for sec in .text .exit.text; do
+	addr=$(cat "/sys/module/rpcrdma_cm/sections/$sec" 2>/dev/null)
+	size=$(readelf -SW "$RPCRDMA_CM_KO" |
+		sed -n "s/.*\] \\$sec  *PROGBITS  *[0-9a-f]*  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p")
+	[ -n "$addr" ] && [ -n "${addr//[0x]/}" ] && [ -n "$size" ] ||
+		ktap_exit_fail_msg "no address (${addr:-none}) or size (${size:-none}) of rpcrdma_cm's $sec"
+	[ -z "$text_start" ] || [ $((addr)) -lt $((text_start)) ] && text_start=$addr
+	[ -z "$text_end" ] || [ $((addr + 0x$size)) -gt $((text_end)) ] &&
+		text_end=$(printf '0x%x' $((addr + 0x$size)))
+done
+outside=$(awk '$4 == "[rpcrdma_cm]" && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms |
+	while read -r a; do
+		[ $((0x$a)) -ge $((text_start)) ] && [ $((0x$a)) -lt $((text_end)) ] || echo "$a"
+	done)
+[ -z "$outside" ] || ktap_exit_fail_msg "rpcrdma_cm text symbols outside $text_start..$text_end: $outside"
 ktap_print_msg "rpcrdma_cm text $text_start..$text_end"
 
 # stat_counter ROLE NAME: the module's counter NAME of ROLE now.
