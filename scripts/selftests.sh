@@ -37,6 +37,7 @@ trap 'rm -f "$log"' EXIT
 	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" "DEBUGFS_KINDS_KO=$kinds_ko" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
 	"RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-}" \
+	"RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-}" \
 	"RPCRDMA_CM_STORM=${RPCRDMA_CM_STORM:-}" \
 	"RPCRDMA_CM_HOSTILE_STORM=${RPCRDMA_CM_HOSTILE_STORM:-}" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "$@" 2>&1 | tee "$log"

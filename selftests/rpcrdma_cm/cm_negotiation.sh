@@ -21,7 +21,9 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 skip_unless_root
 
-SIZES="1024 4096 16384 65536"
+# RPCRDMA_CM_NEGOTIATION_SIZES: another set (make check's 6.12 cut runs
+# the corners, 1024 and 65536).
+SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 4096 16384 65536}
 T=/sys/kernel/tracing
 D=/sys/kernel/debug
 CONN=$D/rpcrdma_cm/connections
