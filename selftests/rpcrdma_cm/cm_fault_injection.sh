@@ -79,10 +79,6 @@ outside=$(awk '$4 == "[rpcrdma_cm]" && ($2 == "t" || $2 == "T") { print $1 }' /p
 [ -z "$outside" ] || ktap_exit_fail_msg "rpcrdma_cm text symbols outside $text_start..$text_end: $outside"
 ktap_print_msg "rpcrdma_cm text $text_start..$text_end"
 
-# stat_counter ROLE NAME: the module's counter NAME of ROLE now.
-stat_counter() {
-	grep "^$1 " $D/rpcrdma_cm/stats | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
 
 # Budget of failures: failslab counts "times" down by one per failure; a
 # mount takes two (one per side).

@@ -216,10 +216,6 @@ for p in requester_send_size requester_recv_size responder_send_size responder_r
 	echo 0 >$P/$p
 done
 echo N >$P/send_private_data
-# stat_counter ROLE NAME: the module's counter NAME of ROLE now.
-stat_counter() {
-	grep "^$1 " $D/rpcrdma_cm/stats | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
 declare -A before
 for r in requester responder; do
 	for c in absent zeroed; do

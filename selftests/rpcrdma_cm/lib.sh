@@ -205,6 +205,11 @@ traced_is() {
 	return $ok
 }
 
+# stat_counter ROLE NAME: rpcrdma_cm's debugfs counter NAME of ROLE now.
+stat_counter() {
+	grep "^$1 " /sys/kernel/debug/rpcrdma_cm/stats | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
 # traced_addrs EVENT: "SRC DST" (address:port) of EVENT's newest line.
 traced_addrs() {
 	traced_cm_private "$1" | tail -1 | sed -n "s/.* $1: \([^ ]*\) -> \([^ ]*\) .*/\1 \2/p"
