@@ -7,8 +7,9 @@
 # With MODULE_PARAMS ("-" for none), rpcrdma_cm is loaded with them first.
 #
 # Puts 192.0.2.2/24 on the link NIC, brings up rxe, waits for the server,
-# mounts it over RDMA (NFSv4.2), copies a file both ways and records the
-# outcome in SHARED_DIR.
+# mounts it over RDMA (NFSv4.2), copies a file both ways, writes and reads
+# files whose RPCs land near the inline thresholds, and records the outcome
+# in SHARED_DIR.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -44,5 +45,17 @@ if cmp -s /tmp/payload "$MNT/payload"; then
 else
 	echo mismatch >"$W/client-data"
 fi
+# Messages near the thresholds: one O_DIRECT WRITE and one READ of each
+# size, so that the capture holds Calls and Replies just below 1 KB and
+# 4 KB (and, above them, the chunked ones): the on-wire check of the limits
+# then judges SENDs close to each receiver's limit, not only small ones.
+near=ok
+for size in 512 700 3072 3584 3700 3840; do
+	head -c "$size" /dev/urandom >"/tmp/near-$size"
+	/usr/bin/python3 "$DIR/direct_io.py" write "$MNT/near-$size" "/tmp/near-$size" >/dev/null &&
+		/usr/bin/python3 "$DIR/direct_io.py" read "$MNT/near-$size" "/tmp/back-$size" >/dev/null &&
+		cmp -s "/tmp/near-$size" "/tmp/back-$size" || near="mismatch at $size octets"
+done
+echo "$near" >"$W/client-near-data"
 grep -A1 "xprt:.*rdma" /proc/self/mountstats >"$W/client-mountstats" 2>/dev/null
 umount_rdma
