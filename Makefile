@@ -15,7 +15,7 @@ KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
 	selftests two-guest check-debug check-lts run bench bench-table bisect-series bench-nfs fuzz tools install-tools \
-	stock-kernel interop
+	stock-kernel stock-conformance interop
 
 all: module
 
@@ -33,6 +33,7 @@ help:
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA; PROGS="a.sh b.sh" runs some)'
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
 	@echo '  make stock-kernel the same kernel without patches (cached): the interop matrix peer'
+	@echo '  make stock-conformance  cm_stock_conformance.sh must fail on the stock kernel exactly where the series fixes it'
 	@echo '                   (KCONFIG=debug: unpatched with KASAN, kmemleak, lockdep)'
 	@echo '  make interop      the full interop matrix (every pair, transport, family, NFS version),'
 	@echo '                   the hostile responder and the 1000-connection storms (matrix 34 min measured)'
@@ -90,6 +91,11 @@ two-guest: module tools
 
 stock-kernel:
 	$(SCRIPTS)/build-stock-kernel.sh $(KCONFIG)
+
+# cm_stock_conformance.sh on the unpatched kernel: it must fail exactly the
+# checks the series fixes (make check runs it on the full base).
+stock-conformance: module tools stock-kernel
+	$(SCRIPTS)/stock-conformance.sh
 
 # The whole interop matrix (make check runs its cut and the cross rows),
 # then the hostile responder and the storms with 1000 connects each way.

@@ -40,6 +40,10 @@
 #               rows that pair 7.3 with 6.12 (each KTAP test counts); the
 #               rows' files are kept in build/check/interop-kept, so that
 #               'scripts/interop.sh --recheck' can judge them again
+#   stock conformance  scripts/stock-conformance.sh on the full base: the
+#               stock kernel fails exactly the checks of
+#               cm_stock_conformance.sh the series fixes (each KTAP test
+#               counts)
 #   judge-mutants  scripts/judge-mutants.sh: corrupted copies of the kept
 #               rows and bench output (a swapped or size-ignoring
 #               negotiation, a wrong kernel, another connection's REQ/REP,
@@ -94,7 +98,7 @@ case "$CHECK_FULL_BASE" in
 7.3) cut_base=6.12 ;;
 *) rpcrdma_cm_die "CHECK_FULL_BASE=$CHECK_FULL_BASE: the bases are 7.3 and 6.12" ;;
 esac
-CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh cm_iwarp_short.sh dmesg_clean.sh}
+CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh cm_stock_conformance.sh cm_iwarp_short.sh dmesg_clean.sh}
 
 declare -A built=()
 
@@ -301,6 +305,16 @@ if [ -n "${stock[7.3]:-}" ] && [ -n "${stock[6.12]:-}" ]; then
 	interop_rows cross interop-cross-table.txt "7.3 with 6.12"
 else
 	count "interop across the bases (a stock kernel is missing)" 1
+fi
+
+# The stock-conformance tests can fail: cm_stock_conformance.sh on the
+# unpatched kernel of the full base fails exactly the checks the series
+# fixes (scripts/stock-conformance.sh; one guest, about 2 minutes).
+if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
+	kbase_set "$CHECK_FULL_BASE"
+	note "stock conformance on the unpatched $CHECK_FULL_BASE kernel (one guest, about 2 minutes under TCG)"
+	run_step "stock conformance" "$logs/stock-conformance.log" progress_ktap scripts/stock-conformance.sh
+	tally_ktap stock-conformance "$logs/stock-conformance.log" $?
 fi
 
 # The judges can fail: corrupted copies of the rows and the bench output

@@ -240,19 +240,22 @@ def module_size(param, transport_setting):
     return min(param // 1024 * 1024, TRANSPORT_CEILING)
 
 
-def advertisement(role, kind, p):
+def advertisement(role, kind, p, transport):
     """What a side puts in its private data: (send, recv, ri) or None."""
     if kind in ("stock", "patched"):
-        # The patched kernel without the module is stock on the wire
-        # (patches/6.12 0010's message: by=stock; testing, cm_negotiation:
-        # "unloaded: by=stock with stock values"; admin: "Unloaded, the
-        # transports behave as stock"). 7.3 is unchanged (7.3.md).
         if role == "client":
             # 6.12.md, rpcrdma_ep_create(): its inline sizes, flags always
-            # SND_W_INV_OK.
+            # SND_W_INV_OK. The series changes nothing in the client's
+            # message (patches: none touches rpcrdma_ep_create()'s message).
             return (CLIENT_INLINE_WRITE, CLIENT_INLINE_READ, True)
-        # 6.12.md, svc_rdma_accept(): flags 0, sc_max_req_size both ways.
-        return (SERVER_MAX_REQ_SIZE, SERVER_MAX_REQ_SIZE, False)
+        if kind == "stock":
+            # 6.12.md and 7.3.md, svc_rdma_accept(): flags 0,
+            # sc_max_req_size both ways.
+            return (SERVER_MAX_REQ_SIZE, SERVER_MAX_REQ_SIZE, False)
+        # The series' "svcrdma: Advertise the Remote Invalidation the
+        # server uses": the flag set when the device has the memory
+        # management extensions, the sizes as stock.
+        return (SERVER_MAX_REQ_SIZE, SERVER_MAX_REQ_SIZE, DEVICE_CAN_INVALIDATE[transport])
     if not p["send_private_data"]:
         # admin: send_private_data=N "sends no private data at all".
         return None
@@ -298,26 +301,33 @@ def server_outcome(kind, adv, peer, peer_conforming, transport):
     """The server's (send, recv, ri) and where it reports them."""
     device = DEVICE_CAN_INVALIDATE[transport]
     if kind in ("stock", "patched"):
-        # Stock svcrdma (6.12.md, 7.3.md): the client's sizes are dropped;
-        # Replies are limited only by its own sc_max_req_size, not by the
-        # client's receive size: reported as send 0, "not limited" (admin,
-        # Tracepoints). It receives into sc_max_req_size buffers: recv
-        # = sc_max_req_size. It uses Send With Invalidate whenever the client
-        # offered it (conforming message with the flag) and the device can,
-        # although it advertises flags 0: against RFC 3.2, as it behaves.
-        send = 0
+        # Stock svcrdma (6.12.md, 7.3.md): it receives into sc_max_req_size
+        # buffers: recv = sc_max_req_size. It uses Send With Invalidate
+        # whenever the client offered it (conforming message with the flag)
+        # and the device can.
         recv = SERVER_MAX_REQ_SIZE
         ri = peer_conforming and peer["remote_invalidation"] and device
-        # A stock kernel traces nothing on the server; the patched one has
-        # rpcrdma:svcrdma_cm_private (testing, The interop matrix).
-        return send, recv, ri, {"patched": "trace", "stock": "none"}[kind]
+        if kind == "stock":
+            # The client's sizes are dropped: Replies are limited only by
+            # its own sc_max_req_size, reported as send 0, "not limited"
+            # (admin, Tracepoints); and it advertises flags 0 while it
+            # uses Send With Invalidate: against RFC 3.1 and 3.2, as it
+            # behaves. A stock kernel traces nothing on the server.
+            return 0, recv, ri, "none"
+        # The series' "svcrdma: Do not send an inline Reply larger than
+        # the client can receive": RFC 3.1's min(own send, client's
+        # receive) for a client that advertised its sizes; a client that
+        # did not is not limited (send 0), the series' policy (design,
+        # "A client that sent no conforming private data").
+        send = min(SERVER_MAX_REQ_SIZE, peer["recv"]) if peer_conforming else 0
+        return send, recv, ri, "trace"
     own = own_limits(adv)
     send, recv, ri = rfc_thresholds(own[0], own[1], own[2], peer["send"], peer["recv"], peer["remote_invalidation"])
     # admin, remote_invalidation: "Server: use it when the client advertised
     # it and the device supports it".
     ri = ri and device
     if not peer_conforming:
-        # The series' server policy (admin, debugfs; design, patch 9): a
+        # The series' server policy (admin, debugfs; design.rst): a
         # client that sent no conforming private data may be an RFC 8166
         # client sizing Reply chunks by its own buffers, so its Replies are
         # not limited: send 0.
@@ -341,8 +351,8 @@ def expect(server_spec, client_spec, transport):
         raise SystemExit(f"rfc8797_oracle: transport {transport!r}: rxe or siw")
     s_kind, s_base, s_p = parse_spec(server_spec, "server")
     c_kind, c_base, c_p = parse_spec(client_spec, "client")
-    s_adv = advertisement("server", s_kind, s_p)
-    c_adv = advertisement("client", c_kind, c_p)
+    s_adv = advertisement("server", s_kind, s_p, transport)
+    c_adv = advertisement("client", c_kind, c_p, transport)
     req_hex, req_len = wire(c_adv, transport, "req")
     rep_hex, rep_len = wire(s_adv, transport, "rep")
     # Each side judges what it received (as received: padded on rxe).

@@ -65,7 +65,7 @@ ended_cleanly() {
 }
 
 ktap_print_header
-ktap_set_plan 26
+ktap_set_plan 27
 
 W=$TOPW/stock
 run_pair "$W" "" ""
@@ -411,6 +411,30 @@ all_ok() {
 	done
 	return $ok
 }
+# ri_as_advertised DIR...: in each pair's capture, a server that sent
+# any Reply With Invalidate advertised Remote Invalidation in its
+# ConnectReply, and the client in its ConnectRequest (RFC 8797: the
+# responder may use it only if both peers support it). Stock 7.3 and
+# 6.12 servers break this (flags 0 in the Reply, Send With Invalidate
+# on the wire); the series' svcrdma advertises what it uses, module or not.
+ri_as_advertised() {
+	local d req rep counts sends swi ok=0
+	for d in "$@"; do
+		req=$(cm_field_in "$d/server.pcap" "infiniband.mad.attributeid == 0x0010" infiniband.cm.req.ip_cm.private)
+		rep=$(cm_field_in "$d/server.pcap" "infiniband.mad.attributeid == 0x0013" infiniband.cm.rep.private)
+		counts=$(count_opcodes "$d/server.pcap") || { ktap_print_msg "$counts"; ok=1; continue; }
+		read -r sends swi <<<"$counts"
+		ktap_print_msg "${d##*/}: REQ flags ${req:10:2}, REP flags ${rep:10:2}, Send With Invalidate packets $swi"
+		[ "$swi" -eq 0 ] && continue
+		if [ "${req:0:10}" != f6ab0e1801 ] || [ $((0x${req:10:2} & 1)) != 1 ] ||
+			[ "${rep:0:10}" != f6ab0e1801 ] || [ $((0x${rep:10:2} & 1)) != 1 ]; then
+			ok=1
+		fi
+	done
+	return $ok
+}
+ktap_test_result "Send With Invalidate only where both messages advertised it, every pair (the stock pair too)" \
+	ri_as_advertised "$W" "$RI" "$NORI" "$OFF"
 ktap_test_result "near-threshold WRITEs and READs byte-exact, every pair" \
 	all_ok "$W/client-near-data" "$RI/client-near-data" "$NORI/client-near-data" "$OFF/client-near-data"
 ktap_test_result "on the wire, every SEND within the receiver's threshold and the largest above half of it, every pair" data_path_on_wire

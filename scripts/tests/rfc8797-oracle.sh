@@ -40,7 +40,7 @@ module-x-module-16k            rxe  v4  4.2  f6ab0e1801010f0f/56  f6ab0e1801010f
 module-x-module-64k            rxe  v4  4.2  f6ab0e1801013f3f/56  f6ab0e1801013f3f/196 65536/65536/1|65536/65536/1  debugfs:65536/65536/1    debugfs:65536/65536/1    ok
 module-nopdata-x-module        rxe  v4  4.2  f6ab0e1801010303/56  0000000000000000/196 1024/1024/0|1024/1024/0      debugfs:1024/1024/0      debugfs:1024/1024/0      ok
 module-x-module-nopdata        rxe  v4  4.2  0000000000000000/56  f6ab0e1801010303/196 1024/1024/0|0/1024/0         debugfs:1024/1024/0      debugfs:0/1024/0         ok
-patched-x-patched              rxe  v4  4.2  f6ab0e1801010303/56  f6ab0e1801000303/196 4096/4096/0|4096/4096/0      trace:4096/4096/0        trace:0/4096/1           ok (stock svcrdma: Replies not limited)
+patched-x-patched              rxe  v4  4.2  f6ab0e1801010303/56  f6ab0e1801010303/196 4096/4096/1|4096/4096/1      trace:4096/4096/1        trace:4096/4096/1        ok
 module-x-module-siw            siw  v4  4.2  f6ab0e1801010303/8   f6ab0e1801010303/8   4096/4096/1|4096/4096/1      debugfs:4096/4096/1      debugfs:4096/4096/1      ok
 module-x-stock-siw             siw  v4  4.0  f6ab0e1801010303/8   f6ab0e1801010303/8   4096/4096/1|4096/4096/1      inline_thresh:4096/4096/- debugfs:4096/4096/1      ok
 stock-x-module-siw             siw  v4  4.2  f6ab0e1801010303/8   f6ab0e1801000303/8   4096/4096/0|4096/4096/0      debugfs:4096/4096/0      none:-/-/-               ok (stock server: not traced)
@@ -194,10 +194,20 @@ expect_matches "rounding down and the 64 KB cap" module:"$(kb 64)" \
 expect_matches "asymmetric client, stock server" stock \
 	module:requester_send_size=2048,requester_recv_size=8192 rxe \
 	f6ab0e1801010107/56 f6ab0e1801000303/196 debugfs:2048/4096/0 none:-/-/-
-# A patched server (no module) traces 0 (Replies not limited), its
-# sc_max_req_size, and RI only if the client offered it.
+# A patched server (no module) advertises RI (rxe can invalidate) and
+# its sc_max_req_size (4096) both ways; it limits Replies to min(4096, the
+# client's 4096), receives into 4096, and uses RI only if the client
+# offered it: here not, so neither side has it.
 expect_matches "client without RI, patched server" patched module:remote_invalidation=N rxe \
-	f6ab0e1801000303/56 f6ab0e1801000303/196 debugfs:4096/4096/0 trace:0/4096/0
+	f6ab0e1801000303/56 f6ab0e1801010303/196 debugfs:4096/4096/0 trace:4096/4096/0
+# A 1 KB client (01 00 00) against a patched server: the server's Replies
+# are limited to min(4096, 1024); RI both ways (both flags, rxe).
+expect_matches "1 KB client, patched server" patched module:requester_send_size=1024,requester_recv_size=1024 rxe \
+	f6ab0e1801010000/56 f6ab0e1801010303/196 debugfs:1024/1024/1 trace:1024/4096/1
+# The same client against a stock server: flags 0, Replies not limited
+# (send 0), Send With Invalidate used though the server said it does not.
+expect_matches "1 KB client, stock server" stock module:requester_send_size=1024,requester_recv_size=1024 rxe \
+	f6ab0e1801010000/56 f6ab0e1801000303/196 debugfs:1024/1024/0 none:-/-/-
 expect_matches "client without RI, module server" module:- module:remote_invalidation=N rxe \
 	f6ab0e1801000303/56 f6ab0e1801010303/196 debugfs:4096/4096/0 debugfs:4096/4096/0
 expect_matches "server without RI" module:remote_invalidation=N module:- siw \

@@ -10,7 +10,7 @@
 # /proc/fs/nfsd/clients/*/info), the connection must stay up (no
 # reconnect) and the mount must keep working. A CB_NULL Call is far below
 # 1 KB, so this does not show that Calls are exempt from the Reply
-# threshold (patch 9 applies it to Replies only); it shows that the
+# threshold (the series applies it to Replies only); it shows that the
 # backchannel works at the smallest threshold.
 
 DIR=$(dirname "$(readlink -f "$0")")

@@ -9,8 +9,9 @@
 # connect worker) and in the accept callback (an nfsd thread). Each
 # connection is then negotiated by the stock code as if the module were not
 # loaded. The expectations come from the RFC and the stock code, not from
-# the module: stock xprtrdma and svcrdma advertise 4096/4096, so the client
-# applies 4096/4096; the stock server limits no Reply (send_threshold=0).
+# the module: the series' xprtrdma and svcrdma advertise 4096/4096, so the
+# client applies 4096/4096 and the server limits Replies to the client's
+# advertised 4096 (send_threshold=4096).
 #
 #  - armed for the mount only (both allocations happen during it): the
 #    NFSv4.2 mount over RDMA works, and disarmed it moves data; both
@@ -134,7 +135,7 @@ ktap_test_result "failslab armed on the module: the NFSv4.2 mount works, and mov
 stock_negotiated() {
 	local ok=0
 	traced_is xprtrdma_cm_private by=stock send_threshold=4096 recv_threshold=4096 || ok=1
-	traced_is svcrdma_cm_private by=stock send_threshold=0 || ok=1
+	traced_is svcrdma_cm_private by=stock send_threshold=4096 || ok=1
 	if [ ! -r $CONN ]; then
 		ktap_print_msg "no $CONN"
 		ok=1

@@ -129,8 +129,8 @@ mount_and_check() {
 	traced_is xprtrdma_cm_private by=$by send_threshold=$want \
 		recv_threshold=$want remote_inv=$ri || ok=1
 	traced_is svcrdma_cm_private by=$by recv_threshold=$want || ok=1
-	# Stock svcrdma uses Send With Invalidate whenever the client offers
-	# it, without offering it itself, and does not limit its Replies;
+	# Without the module svcrdma uses Send With Invalidate whenever the
+	# client offers it and limits Replies to the client's receive size;
 	# stock_check looks at that. With the module, the server's applied
 	# Reply threshold is WANT too, or REPLY: 0 (not limited) for a client
 	# that sent no private data.
@@ -261,15 +261,16 @@ unloaded() {
 }
 ktap_test_result "rmmod rpcrdma_cm: debugfs directory gone" unloaded
 
-# Stock: the server offers no Remote Invalidation (flags 0) but uses it
-# because the client always offers it, and does not limit its Replies
-# (send_threshold=0).
+# Without the module (the series' transports): the server advertises
+# the Remote Invalidation it uses (flags 01) and uses it because the
+# client always offers it; it limits its Replies to the client's
+# advertised 4096 (send_threshold=4096).
 stock_check() {
-	mount_and_check 4096 0 stock || return 1
-	traced_is svcrdma_cm_private remote_inv=on send_threshold=0 sent=f6ab0e1801000303 \
+	mount_and_check 4096 1 stock || return 1
+	traced_is svcrdma_cm_private remote_inv=on send_threshold=4096 sent=f6ab0e1801010303 \
 		peer=f6ab0e1801010303 &&
 		traced_is xprtrdma_cm_private sent=f6ab0e1801010303 \
-			peer=f6ab0e1801000303
+			peer=f6ab0e1801010303
 }
 ktap_test_result "module unloaded: stock negotiation 4096/4096, tracepoints say by=stock" stock_check
 

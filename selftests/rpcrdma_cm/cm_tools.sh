@@ -3,7 +3,8 @@
 #
 # The userspace tool rpcrdma-cm (tools/, built on the host with
 # 'cargo build --release') against the guest's real nfsd over soft-RoCE:
-# - probe: the stock server answers flags 00, with rpcrdma_cm loaded 01;
+# - probe: the server answers flags 01 without rpcrdma_cm (the series'
+#   svcrdma advertises the Remote Invalidation it uses) and with it;
 #   each odd private data (none, zero octets, short, little-endian magic,
 #   version 2, reserved bit, zeros) is accepted with the module's
 #   advertisement and counted by the responder under its cause; IPv6
@@ -100,7 +101,7 @@ probe_flags() {
 	fi
 	ktap_print_msg "server sent $(jq -r '.received.raw[0:16]' "$OUT")"
 }
-ktap_test_result "probe: the stock server answers flags 00" probe_flags 0
+ktap_test_result "probe: without rpcrdma_cm the server answers flags 01 (the series' svcrdma)" probe_flags 1
 
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 ktap_test_result "probe: with rpcrdma_cm loaded the server answers flags 01" probe_flags 1

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The stock-conformance tests can fail: selftests/rpcrdma_cm/
+# cm_stock_conformance.sh (RFC 8797 in svcrdma itself, no module) on the
+# unpatched kernel of RPCRDMA_CM_KBASE (scripts/build-stock-kernel.sh;
+# it must be built). The series' kernel passes every subtest (the guest
+# suite runs the program there); the stock kernel must fail exactly the
+# checks the series fixes, per transport (rxe, siw):
+#   - the Accept to a requester offering Remote Invalidation says flags 01
+#     (stock: 00, though it sends With Invalidate);
+#   - a 3000-octet Reply to a 1 KB requester is ERR_CHUNK (stock: inline);
+#   - one octet above the 1 KB threshold is ERR_CHUNK (stock: inline);
+# and pass the others (the grace period, the Replies that fit, a requester
+# that sent nothing). Prints KTAP, one test per subtest of the program.
+#
+#   scripts/stock-conformance.sh
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=$("$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir)
+[ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no stock $RPCRDMA_CM_KBASE kernel in $kdir: run 'make stock-kernel'"
+# shellcheck source=/dev/null
+. "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
+log=$(mktemp /tmp/rpcrdma-cm-stock-conformance.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
+KDIR=$kdir "$RPCRDMA_CM_TOP/scripts/selftests.sh" cm_stock_conformance.sh >"$log" 2>&1
+# The subtests the program printed: "ok|not ok NAME", in order.
+results=$(sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p' "$log")
+
+ktap_print_header
+ktap_set_plan 16
+ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
+# outcome NAME: "ok" or "not ok" as the program said, "missing" if it did not.
+outcome() {
+	local line
+	line=$(echo "$results" | grep -F -x -e "ok $1" -e "not ok $1" | head -n 1)
+	case "$line" in
+	"not ok "*) echo "not ok" ;;
+	"ok "*) echo ok ;;
+	*) echo missing ;;
+	esac
+}
+# judge NAME WANT: the program's subtest NAME came out WANT on stock.
+judge() {
+	local got
+	got=$(outcome "$1")
+	[ "$got" = "$2" ] || ktap_print_msg "'$1': $got on the stock kernel, want $2"
+	[ "$got" = "$2" ]
+}
+ktap_test_result "stock: the grace period ends (passes)" \
+	judge "the server's grace period ends: a 500-octet READ succeeds" ok
+for tr in rxe siw; do
+	w="$tr: without rpcrdma_cm"
+	ktap_test_result "stock $tr: the Accept does not advertise the Remote Invalidation it uses (fails)" \
+		judge "$tr: to a requester offering Remote Invalidation the Accept advertises it (flags 01)" "not ok"
+	ktap_test_result "stock $tr: a 3000-octet Reply goes inline to a 1 KB requester (fails)" \
+		judge "$w: a 3000-octet Reply to a 1 KB requester is answered with ERR_CHUNK" "not ok"
+	ktap_test_result "stock $tr: a 500-octet Reply comes inline (passes)" \
+		judge "$w: a 500-octet READ still comes inline within 1 KB" ok
+	ktap_test_result "stock $tr: a 4 KB requester gets the 3000-octet Reply inline (passes)" \
+		judge "$w: a 4 KB requester gets the 3000-octet Reply inline" ok
+	ktap_test_result "stock $tr: a Reply of exactly 1 KB comes inline (passes)" \
+		judge "$w: a Reply of exactly the 1 KB threshold comes inline" ok
+	ktap_test_result "stock $tr: one octet more also goes inline (fails)" \
+		judge "$w: one octet more to read is answered with ERR_CHUNK" "not ok"
+	ktap_test_result "stock $tr: a requester without private data gets 3000 octets inline (passes)" \
+		judge "$w: a requester that sent no private data gets the 3000-octet Reply inline" ok
+done
+ktap_test_result "stock: the guest ran the program to its end" \
+	grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh" "$log"
+ktap_finished

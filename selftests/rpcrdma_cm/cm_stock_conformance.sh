@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RFC 8797 conformance of the kernel's own svcrdma, without rpcrdma_cm
+# (the series' stand-alone fixes; the module is never loaded here):
+#  - the Accept advertises the Remote Invalidation the server uses: to a
+#    requester that offers it, over a device that can invalidate (rxe and
+#    siw can), the Accept's flags are 01;
+#  - inline Replies stay within the requester's advertised receive size:
+#    the checks of reply_lib.sh (ERR_CHUNK above 1 KB for a 1 KB
+#    requester, exactly 1 KB inline, a requester that sent nothing not
+#    limited).
+# Over rxe and siw. Stock 7.3.4 and 6.12.118 fail the first check and the
+# three ERR_CHUNK checks of each transport (flags 00; the Reply sent
+# inline); scripts/stock-conformance.sh runs this program on the stock
+# kernel and requires exactly that.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+# shellcheck source=reply_lib.sh
+. "$DIR/reply_lib.sh"
+skip_unless_root
+
+ktap_print_header
+require_pyverbs
+TRANSPORTS="rxe siw"
+ktap_set_plan $((1 + 7 * 2))
+
+trap reply_cleanup EXIT
+rmmod rpcrdma_cm 2>/dev/null
+[ ! -d /sys/module/rpcrdma_cm ] || ktap_exit_fail_msg "rpcrdma_cm is loaded and does not unload"
+reply_setup
+ktap_test_result "the server's grace period ends: a 500-octet READ succeeds" grace_over
+
+# accept_flags CLIENT_PDATA WANT: the flags octet of the server's accept.
+accept_flags() {
+	local rep
+	rep=$(probe_out "$1" small 500 | head -n 1)
+	ktap_print_msg "accept private data: ${rep:0:16} (client sent $1)"
+	[ "${rep:0:10}" = f6ab0e1801 ] && [ "${rep:10:2}" = "$2" ]
+}
+for tr in $TRANSPORTS; do
+	reply_transport "$tr"
+	ktap_test_result "$tr: to a requester offering Remote Invalidation the Accept advertises it (flags 01)" \
+		accept_flags $CLIENT_1K_RI 01
+	reply_checks "$tr: without rpcrdma_cm"
+done
+
+ktap_finished
