@@ -18,6 +18,14 @@ if [ $# -eq 0 ] || [[ " $* " == *" cm_cross_check.sh "* ]]; then
 	make -s -C "$kdir" M="$lying" $(kernel_make_args) modules >/dev/null ||
 		rpcrdma_cm_die "could not build $lying against $kdir"
 fi
+# cm_long_answer.sh loads a kernel::sunrpc::rdma_cm hook whose answers
+# are too long, built here for this kernel.
+if [ $# -eq 0 ] || [[ " $* " == *" cm_long_answer.sh "* ]]; then
+	long=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/cm_long_answer
+	# shellcheck disable=SC2046
+	make -s -C "$kdir" M="$long" $(kernel_make_args) modules >/dev/null ||
+		rpcrdma_cm_die "could not build $long against $kdir"
+fi
 # debugfs_unload.sh loads a module with a kernel::debugfs file of each
 # kind, built here when the kernel's Rust crate has debugfs (7.3; on 6.12
 # the program skips).
