@@ -16,7 +16,10 @@
 #  - lie=accept_result: the server's octets are honest (4 KB) but it
 #    answers 64 KB and Send With Invalidate: a userspace requester that
 #    advertised 1 KB without Remote Invalidation gets 1024 and no SWI;
-#  - lie=len57, small (512-octet buffers), big (128 KB receive): refused.
+#  - lie=len57, small (512-octet buffers), big (128 KB receive), reserved
+#    (a reserved flag bit set): refused;
+#  - lie=accept_ri: the server's octets say no Remote Invalidation, its
+#    answer uses it: the transport does not.
 # Every refusal is reported in the kernel log, rate-limited.
 
 DIR=$(dirname "$(readlink -f "$0")")
@@ -31,7 +34,7 @@ if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 8
+ktap_set_plan 10
 
 PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 guest_setup rxe nfsd
@@ -97,6 +100,24 @@ accept_result() {
 }
 ktap_test_result "lie=accept_result: 64 KB and SWI claimed for a 1 KB requester without RI: 1024, no SWI" \
 	accept_result
+
+# The server's octets say no Remote Invalidation (flags 0) while its answer
+# uses it: RFC 8797 allows it only if both peers support it, so the
+# transport must not post Send With Invalidate to a requester that offered
+# it.
+accept_ri() {
+	trace_cm_private svcrdma_cm_private || return 1
+	insmod "$LYING_KO" lie=accept_ri || return 1
+	$PROBE "$ip" "$NFS_PORT" f6ab0e1801010303 >/dev/null
+	local rc=$?
+	rmmod cm_lying_hook || return 1
+	[ $rc = 0 ] || { ktap_print_msg "the requester's connection failed"; return 1; }
+	traced_is svcrdma_cm_private by=module sent=f6ab0e1801000303 remote_inv=off
+}
+ktap_test_result "lie=accept_ri: the server's octets deny Remote Invalidation, its answer uses it: not used" \
+	accept_ri
+ktap_test_result "lie=reserved: a reserved flag bit in the hook's octets is refused; stock connect, file round-trips" \
+	with_lie reserved xprtrdma_cm_private "by=stock sent_len=8"
 
 ktap_test_result "lie=len57: 57 octets of private data are refused; stock connect, file round-trips" \
 	with_lie len57 xprtrdma_cm_private "by=stock sent_len=8"

@@ -15,6 +15,9 @@
  * lie=len57          requester: 57 octets of private data
  * lie=small          requester: provisions 512-octet buffers
  * lie=big            requester: provisions 128 KB receive buffers
+ * lie=reserved       requester: sets a reserved flag bit (0x02)
+ * lie=accept_ri      responder: its octets say no Remote Invalidation
+ *                    (flags 0), its answer uses it
  *
  * At ESTABLISHED it always claims 64 KB both ways and Remote
  * Invalidation. The role it does not lie for is left to the stock code.
@@ -29,20 +32,26 @@
 
 static char *lie = "recv";
 module_param(lie, charp, 0444);
-MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, len57, small or big");
+MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, len57, small, big or reserved");
 
-static int cm_lying_write(u8 *pdata, u32 send, u32 recv)
+static int cm_lying_write_flags(u8 *pdata, u32 send, u32 recv, u8 flags)
 {
 	struct rpcrdma_connect_private msg = {
 		.cp_magic	= rpcrdma_cmp_magic,
 		.cp_version	= RPCRDMA_CMP_VERSION,
-		.cp_flags	= RPCRDMA_CMP_F_SND_W_INV_OK,
+		.cp_flags	= flags,
 		.cp_send_size	= rpcrdma_encode_buffer_size(send),
 		.cp_recv_size	= rpcrdma_encode_buffer_size(recv),
 	};
 
 	memcpy(pdata, &msg, sizeof(msg));
 	return sizeof(msg);
+}
+
+static int cm_lying_write(u8 *pdata, u32 send, u32 recv)
+{
+	return cm_lying_write_flags(pdata, send, recv,
+				    RPCRDMA_CMP_F_SND_W_INV_OK);
 }
 
 static int cm_lying_prepare_connect(void *priv,
@@ -73,6 +82,9 @@ static int cm_lying_prepare_connect(void *priv,
 		local->max_recv = 131072;
 		return cm_lying_write(pdata, 4096, 65536);
 	}
+	if (!strcmp(lie, "reserved"))
+		return cm_lying_write_flags(pdata, 4096, 4096,
+					    RPCRDMA_CMP_F_SND_W_INV_OK | 0x02);
 	return -ENOENT;
 }
 
@@ -95,7 +107,8 @@ static int cm_lying_prepare_accept(void *priv,
 				   struct rpcrdma_cm_result *result,
 				   u8 *pdata, size_t size)
 {
-	if (strcmp(lie, "accept") && strcmp(lie, "accept_result"))
+	if (strcmp(lie, "accept") && strcmp(lie, "accept_result") &&
+	    strcmp(lie, "accept_ri"))
 		return -ENOENT;
 	local->max_send = 4096;
 	local->max_recv = 4096;
@@ -105,6 +118,11 @@ static int cm_lying_prepare_accept(void *priv,
 	result->remote_inv = true;
 	if (!strcmp(lie, "accept_result"))
 		return cm_lying_write(pdata, 4096, 4096);
+	if (!strcmp(lie, "accept_ri")) {
+		result->send_threshold = 4096;
+		result->recv_threshold = 4096;
+		return cm_lying_write_flags(pdata, 4096, 4096, 0);
+	}
 	return cm_lying_write(pdata, 4096, 65536);
 }
 
