@@ -19,7 +19,10 @@
 #  - lie=len57, small (512-octet buffers), big (128 KB receive), reserved
 #    (a reserved flag bit set): refused;
 #  - lie=accept_ri: the server's octets say no Remote Invalidation, its
-#    answer uses it: the transport does not.
+#    answer uses it: the transport does not;
+#  - lie=low_recv: an honest 4 KB connect, a 1 KB receive threshold
+#    answered at ESTABLISHED: the receive buffers stay at what the server
+#    may send (4096).
 # Every refusal is reported in the kernel log, rate-limited.
 
 DIR=$(dirname "$(readlink -f "$0")")
@@ -34,7 +37,7 @@ if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 10
+ktap_set_plan 11
 
 PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 guest_setup rxe nfsd
@@ -116,6 +119,8 @@ accept_ri() {
 }
 ktap_test_result "lie=accept_ri: the server's octets deny Remote Invalidation, its answer uses it: not used" \
 	accept_ri
+ktap_test_result "lie=low_recv: a 1 KB receive threshold answered after a 4 KB connect: the buffers stay 4096, file round-trips" \
+	with_lie low_recv xprtrdma_cm_private "by=module sent_recv=4096 recv_threshold=4096"
 ktap_test_result "lie=reserved: a reserved flag bit in the hook's octets is refused; stock connect, file round-trips" \
 	with_lie reserved xprtrdma_cm_private "by=stock sent_len=8"
 

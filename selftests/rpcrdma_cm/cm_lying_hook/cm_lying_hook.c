@@ -16,11 +16,13 @@
  * lie=small          requester: provisions 512-octet buffers
  * lie=big            requester: provisions 128 KB receive buffers
  * lie=reserved       requester: sets a reserved flag bit (0x02)
+ * lie=low_recv       requester: honest connect (4 KB), but answers a
+ *                    1 KB receive threshold at ESTABLISHED
  * lie=accept_ri      responder: its octets say no Remote Invalidation
  *                    (flags 0), its answer uses it
  *
- * At ESTABLISHED it always claims 64 KB both ways and Remote
- * Invalidation. The role it does not lie for is left to the stock code.
+ * At ESTABLISHED it claims 64 KB both ways and Remote Invalidation
+ * (but for lie=low_recv). The role it does not lie for is left to the stock code.
  */
 
 #include <linux/module.h>
@@ -32,7 +34,7 @@
 
 static char *lie = "recv";
 module_param(lie, charp, 0444);
-MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, len57, small, big or reserved");
+MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, len57, small, big, reserved or low_recv");
 
 static int cm_lying_write_flags(u8 *pdata, u32 send, u32 recv, u8 flags)
 {
@@ -82,6 +84,8 @@ static int cm_lying_prepare_connect(void *priv,
 		local->max_recv = 131072;
 		return cm_lying_write(pdata, 4096, 65536);
 	}
+	if (!strcmp(lie, "low_recv"))
+		return cm_lying_write(pdata, 4096, 4096);
 	if (!strcmp(lie, "reserved"))
 		return cm_lying_write_flags(pdata, 4096, 4096,
 					    RPCRDMA_CMP_F_SND_W_INV_OK | 0x02);
@@ -94,6 +98,11 @@ static void cm_lying_established(void *priv,
 				 const u8 *pdata, size_t len,
 				 struct rpcrdma_cm_result *result)
 {
+	if (!strcmp(lie, "low_recv")) {
+		/* Smaller receive buffers than the server was told of */
+		result->recv_threshold = 1024;
+		return;
+	}
 	/* Claim more than anyone provisioned, whatever the peer said */
 	result->send_threshold = 65536;
 	result->recv_threshold = 65536;
