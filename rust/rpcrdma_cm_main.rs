@@ -155,12 +155,16 @@ impl Entry {
     }
 
     /// The send threshold the transport applies, as its tracepoint shows
-    /// it: svcrdma does not limit the Replies of a client that sent no
-    /// conforming private data (it may be an RFC 8166 client that sizes
-    /// Reply chunks by its buffers), which it shows as 0.
+    /// it. svcrdma does not hold a client that sent no conforming private
+    /// data to RFC 8797's assumed 1 KB receive size (it may be an RFC 8166
+    /// client that sizes Reply chunks by its buffers), only to what this
+    /// side advertised it sends, or RFC 8797's 1 KB default if this side
+    /// sent nothing either.
     fn applied_send_threshold(&self, n: &Negotiated) -> u32 {
         match (self.role, &self.peer_msg) {
-            (Role::Responder, Some(Err(_))) => 0,
+            (Role::Responder, Some(Err(_))) => {
+                negotiating_as(&self.limits, self.advertised.is_some()).max_send.bytes()
+            }
             _ => n.send_threshold.bytes(),
         }
     }

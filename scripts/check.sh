@@ -315,6 +315,8 @@ if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
 	note "stock conformance on the unpatched $CHECK_FULL_BASE kernel (one guest, about 2 minutes under TCG)"
 	run_step "stock conformance" "$logs/stock-conformance.log" progress_ktap scripts/stock-conformance.sh
 	tally_ktap stock-conformance "$logs/stock-conformance.log" $?
+else
+	count "stock conformance (no stock $CHECK_FULL_BASE kernel)" 1
 fi
 
 # The judges can fail: corrupted copies of the rows and the bench output

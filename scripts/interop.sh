@@ -336,7 +336,7 @@ tool_info() {
 # rpcrdma_cm's debugfs line when loaded, else its rpcrdma:*_cm_private
 # tracepoint (patched kernel), else xprtrdma_inline_thresh (stock client;
 # RI not traced: "-"); "none" when there is nothing to read (a stock
-# server traces nothing). A server SEND of 0 is "not limited" (stock).
+# server traces nothing).
 reported() {
 	local d=$1 side=$2 role line event
 	role=requester event=xprtrdma_cm_private
@@ -407,8 +407,9 @@ row_checks() {
 		# The sides: each reports, where the oracle says it does, exactly
 		# the oracle's values: debugfs (rpcrdma_cm) and the patched
 		# kernel's tracepoint send/recv/RI, including the server without
-		# the module (send 0: Replies not limited; its own receive size;
-		# Send With Invalidate when the client offered it);
+		# the module (Replies held to min(its send, the client's receive);
+		# its own receive size; Send With Invalidate when the client
+		# offered it);
 		# xprtrdma_inline_thresh (stock client) send/recv (it shows no RI);
 		# a stock server reports nothing.
 		got_c=$(reported "$d" client)
@@ -463,7 +464,7 @@ row_checks() {
 	if [ $neg_rc = 0 ]; then
 		case "${exp_s##* }" in
 		none) verdict="ok (stock server: not traced)" ;;
-		trace) verdict="ok (svcrdma without rpcrdma_cm: Replies not limited)" ;;
+		trace) verdict="ok (svcrdma without rpcrdma_cm)" ;;
 		esac
 	else
 		verdict="FAIL:$why"

@@ -317,9 +317,10 @@ def server_outcome(kind, adv, peer, peer_conforming, transport):
         # The series' "svcrdma: Do not send an inline Reply larger than
         # the client can receive": RFC 3.1's min(own send, client's
         # receive) for a client that advertised its sizes; a client that
-        # did not is not limited (send 0), the series' policy (design,
-        # "A client that sent no conforming private data").
-        send = min(SERVER_MAX_REQ_SIZE, peer["recv"]) if peer_conforming else 0
+        # did not is held to the server's own send size only, not to RFC
+        # 5's assumed 1 KB, the series' policy (design, "A client that
+        # sent no conforming private data").
+        send = min(SERVER_MAX_REQ_SIZE, peer["recv"]) if peer_conforming else SERVER_MAX_REQ_SIZE
         return send, recv, ri, "trace"
     own = own_limits(adv)
     send, recv, ri = rfc_thresholds(own[0], own[1], own[2], peer["send"], peer["recv"], peer["remote_invalidation"])
@@ -329,9 +330,11 @@ def server_outcome(kind, adv, peer, peer_conforming, transport):
     if not peer_conforming:
         # The series' server policy (admin, debugfs; design.rst): a
         # client that sent no conforming private data may be an RFC 8166
-        # client sizing Reply chunks by its own buffers, so its Replies are
-        # not limited: send 0.
-        send = 0
+        # client sizing Reply chunks by its own buffers, so it is held to
+        # what this server advertised it sends, not to RFC 5's assumed
+        # 1 KB receive size (and to RFC 5's 1 KB if this server sent no
+        # message either: own_limits).
+        send = own[0]
     return send, recv, ri, "debugfs"
 
 

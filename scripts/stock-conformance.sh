@@ -11,6 +11,9 @@
 #     (stock: 00, though it sends With Invalidate);
 #   - a 3000-octet Reply to a 1 KB requester is ERR_CHUNK (stock: inline);
 #   - one octet above the 1 KB threshold is ERR_CHUNK (stock: inline);
+#   - a 6000-octet Reply, above the server's own 4 KB, is ERR_CHUNK for a
+#     16 KB requester and for one that sent nothing (stock: inline, it
+#     maps onto few Send SGEs);
 # and pass the others (the grace period, the Replies that fit, a requester
 # that sent nothing). Prints KTAP, one test per subtest of the program.
 #
@@ -27,10 +30,10 @@ trap 'rm -f "$log"' EXIT
 
 KDIR=$kdir "$RPCRDMA_CM_TOP/scripts/selftests.sh" cm_stock_conformance.sh >"$log" 2>&1
 # The subtests the program printed: "ok|not ok NAME", in order.
-results=$(sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p' "$log")
+results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p')
 
 ktap_print_header
-ktap_set_plan 16
+ktap_set_plan 20
 ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
 # outcome NAME: "ok" or "not ok" as the program said, "missing" if it did not.
 outcome() {
@@ -67,7 +70,15 @@ for tr in rxe siw; do
 		judge "$w: one octet more to read is answered with ERR_CHUNK" "not ok"
 	ktap_test_result "stock $tr: a requester without private data gets 3000 octets inline (passes)" \
 		judge "$w: a requester that sent no private data gets the 3000-octet Reply inline" ok
+	ktap_test_result "stock $tr: a 6000-octet Reply, above its own 4 KB, goes inline to a 16 KB requester (fails)" \
+		judge "$w: a 16 KB requester gets ERR_CHUNK for a 6000-octet Reply (the server sends 4 KB)" "not ok"
+	ktap_test_result "stock $tr: the same to a requester without private data (fails)" \
+		judge "$w: a requester that sent no private data gets ERR_CHUNK for a 6000-octet Reply" "not ok"
 done
-ktap_test_result "stock: the guest ran the program to its end" \
-	grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh" "$log"
+# To its end: the program's own totals line, and no runner timeout.
+ran_to_end() {
+	grep -q "^# # Totals: " "$log" && grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh" "$log" &&
+		! grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh.*# TIMEOUT" "$log"
+}
+ktap_test_result "stock: the guest ran the program to its end" ran_to_end
 ktap_finished

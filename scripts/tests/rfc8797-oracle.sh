@@ -218,11 +218,12 @@ expect_matches "server without RI" module:remote_invalidation=N module:- siw \
 expect_matches "small server receive, stock client" module:responder_recv_size=1024 stock siw \
 	f6ab0e1801010303/8 f6ab0e1801010300/8 inline_thresh:1024/4096/- debugfs:4096/1024/1
 # Neither sends: both take the other as 1024/1024 without RI; the module
-# server does not limit Replies to a client that sent nothing.
+# server holds a client that sent nothing to its own send size, here RFC
+# 8797's 1024 since it sent nothing either.
 expect_matches "nothing sent either way, rxe" module:send_private_data=N module:send_private_data=N rxe \
-	0000000000000000/56 0000000000000000/196 debugfs:1024/1024/0 debugfs:0/1024/0
+	0000000000000000/56 0000000000000000/196 debugfs:1024/1024/0 debugfs:1024/1024/0
 expect_matches "nothing sent either way, siw" module:send_private_data=N module:send_private_data=N siw \
-	none/0 none/0 debugfs:1024/1024/0 debugfs:0/1024/0
+	none/0 none/0 debugfs:1024/1024/0 debugfs:1024/1024/0
 # A patched client without the module is stock on the wire; against a
 # module server at 16 KB it traces min(4096, 16384) both ways and RI.
 expect_matches "patched client, module server 16 KB" module:"$k16s" patched rxe \

@@ -3,8 +3,9 @@
 #
 # With rpcrdma_cm loaded, the responder still honours the receive size the
 # requester advertised (the hook's send threshold never raises it): the
-# checks of reply_lib.sh over rxe and siw. cm_stock_conformance.sh runs the
-# same checks without the module.
+# checks of reply_lib.sh over rxe and siw (cm_stock_conformance.sh runs
+# the same checks without the module); then the module's own send size,
+# 2 KB and 16 KB, over rxe.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -17,7 +18,7 @@ ktap_print_header
 require_pyverbs
 require_module_ko
 TRANSPORTS="rxe siw"
-ktap_set_plan $((1 + 6 * 2))
+ktap_set_plan $((1 + 8 * 2 + 4))
 
 trap reply_cleanup EXIT
 reply_setup
@@ -27,5 +28,25 @@ for tr in $TRANSPORTS; do
 	reply_transport "$tr"
 	reply_checks "$tr: rpcrdma_cm"
 done
+
+# The module's own send size: at 2048 the server holds every requester to
+# it (min(2048, the requester's receive size)); at 16384 it still holds a
+# 1 KB requester to 1 KB (the module never raises the client's limit), and
+# a requester that sent nothing to 16384. Over rxe.
+reply_transport rxe
+reload() {
+	rmmod rpcrdma_cm && insmod "$RPCRDMA_CM_KO" "$@"
+}
+reload responder_send_size=2048 || ktap_exit_fail_msg "insmod responder_send_size=2048 failed"
+ktap_test_result "rpcrdma_cm responder_send_size=2048: a 4 KB requester gets ERR_CHUNK for a 3000-octet Reply" \
+	expect $CLIENT_4K big 3000 err_chunk 2048
+ktap_test_result "rpcrdma_cm responder_send_size=2048: so does a requester that sent no private data" \
+	expect $CLIENT_NONE big 3000 err_chunk 2048
+reload responder_send_size=16384 responder_recv_size=16384 ||
+	ktap_exit_fail_msg "insmod responder_send_size=16384 failed"
+ktap_test_result "rpcrdma_cm responder_send_size=16384: a 1 KB requester still gets ERR_CHUNK for 3000 octets" \
+	expect $CLIENT_1K big 3000 err_chunk 1024
+ktap_test_result "rpcrdma_cm responder_send_size=16384: a requester that sent no private data gets 6000 octets inline" \
+	expect $CLIENT_NONE huge 6000 inline 16384
 
 ktap_finished

@@ -15,6 +15,7 @@ PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 CLIENT_1K=f6ab0e1801000000 # send 1 KB, receive 1 KB, no RI
 CLIENT_1K_RI=f6ab0e1801010000 # the same with Remote Invalidation
 CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
+CLIENT_16K=f6ab0e1801000f0f # send 16 KB, receive 16 KB, no RI
 CLIENT_NONE=none # no private data at all
 SIW_NIC=rcmrplsiw0
 SIW_ADDR=192.0.2.78
@@ -33,6 +34,7 @@ reply_setup() {
 	siw_setup $SIW_NIC $SIW_ADDR $SIW_DEV
 	head -c 3000 /dev/urandom >"$NFS_EXPORT/big"
 	head -c 500 /dev/urandom >"$NFS_EXPORT/small"
+	head -c 6000 /dev/urandom >"$NFS_EXPORT/huge"
 	reply_transport rxe
 }
 
@@ -135,10 +137,11 @@ above_threshold() {
 	expect $CLIENT_1K big $((1024 - o + 1)) err_chunk 1024
 }
 
-# reply_checks WHAT: the six checks of the responder-to-requester threshold
-# (RFC 8797: min(the responder's send size, the requester's receive size);
-# RFC 8166 section 4.5.3: ERR_CHUNK when a Reply cannot be conveyed within
-# it), as KTAP tests named "WHAT: ...".
+# reply_checks WHAT: the eight checks of the responder-to-requester
+# threshold (RFC 8797: min(the responder's send size, the requester's
+# receive size); RFC 8166 section 4.5.3: ERR_CHUNK when a Reply cannot be
+# conveyed within it), for a server that advertises 4 KB, as KTAP tests
+# named "WHAT: ...".
 reply_checks() {
 	ktap_test_result "$1: a 3000-octet Reply to a 1 KB requester is answered with ERR_CHUNK" \
 		expect $CLIENT_1K big 3000 err_chunk 1024
@@ -153,4 +156,10 @@ reply_checks() {
 	# (design.rst, "A client that sent no conforming private data").
 	ktap_test_result "$1: a requester that sent no private data gets the 3000-octet Reply inline" \
 		expect $CLIENT_NONE big 3000 inline 65536
+	# The server's own send size holds for every requester: a 6000-octet
+	# Reply maps onto few Send SGEs and stock svcrdma sends it inline.
+	ktap_test_result "$1: a 16 KB requester gets ERR_CHUNK for a 6000-octet Reply (the server sends 4 KB)" \
+		expect $CLIENT_16K huge 6000 err_chunk 4096
+	ktap_test_result "$1: a requester that sent no private data gets ERR_CHUNK for a 6000-octet Reply" \
+		expect $CLIENT_NONE huge 6000 err_chunk 4096
 }
