@@ -18,7 +18,7 @@ ktap_print_header
 require_pyverbs
 require_module_ko
 TRANSPORTS="rxe siw"
-ktap_set_plan $((1 + 8 * 2 + 4))
+ktap_set_plan $((1 + 8 * 2 + 5))
 
 trap reply_cleanup EXIT
 reply_setup
@@ -48,5 +48,25 @@ ktap_test_result "rpcrdma_cm responder_send_size=16384: a 1 KB requester still g
 	expect $CLIENT_1K big 3000 err_chunk 1024
 ktap_test_result "rpcrdma_cm responder_send_size=16384: a requester that sent no private data gets 6000 octets inline" \
 	expect $CLIENT_NONE huge 6000 inline 16384
+
+# The server's buffers at 1 KB (its Send SGE count then 4): a requester
+# that sent no private data and reads 3001 octets (the XDR pad adds a
+# tail) gets ERR_CHUNK, as the server's own 1 KB send size says, and the
+# svcrdma_reply_over_threshold event says why (length, threshold 1024).
+over_threshold_traced() {
+	local t=/sys/kernel/tracing ev
+	ev=$t/events/rpcrdma/svcrdma_reply_over_threshold/enable
+	[ -w $ev ] || { ktap_print_msg "no svcrdma_reply_over_threshold event"; return 1; }
+	echo 0 >$t/tracing_on && echo >$t/trace && echo 1 >$ev && echo 1 >$t/tracing_on
+	expect $CLIENT_NONE big 3001 err_chunk 1024
+	local rc=$?
+	echo 0 >$ev
+	grep svcrdma_reply_over_threshold $t/trace | sed 's/^/# /'
+	[ $rc = 0 ] && grep -q "svcrdma_reply_over_threshold: .* threshold=1024$" $t/trace
+}
+reload responder_send_size=1024 responder_recv_size=1024 ||
+	ktap_exit_fail_msg "insmod responder_send_size=1024 failed"
+ktap_test_result "rpcrdma_cm at 1 KB: a requester without private data gets ERR_CHUNK for 3001 octets, and the event says why" \
+	over_threshold_traced
 
 ktap_finished
