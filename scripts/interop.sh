@@ -73,16 +73,16 @@ module-x-module-nopdata|module:-|module:send_private_data=N|rxe|4|4.2|full
 patched-x-patched|patched|patched|rxe|4|4.2|cut
 module-asym-x-module-asym|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=4096,requester_recv_size=32768|rxe|4|4.2|cut
 module-x-module-siw|module:-|module:-|siw|4|4.2|full
-module-x-stock-siw|module:-|stock|siw|4|4.0|cut
+module-x-stock-siw|module:-|stock|siw|4|4.0|full
 stock-x-module-siw|stock|module:-|siw|4|4.2|full
 module-x-module-v6|module:-|module:-|rxe|6|4.2|full
-module-x-module-64k-v6|module:$(kb 64)|module:$(kb 64)|rxe|6|4.1|cut
+module-x-module-64k-v6|module:$(kb 64)|module:$(kb 64)|rxe|6|4.1|full
 module-x-module-siw-v6|module:-|module:-|siw|6|4.2|full
 module-nopdata-x-module-siw-v6|module:send_private_data=N|module:$(kb 16)|siw|6|3|cut
 module-x-module-v3|module:-|module:-|rxe|4|3|full
 module-x-module-v40|module:-|module:-|rxe|4|4.0|full
 module-x-module-v41|module:-|module:-|rxe|4|4.1|full
-stock7.3-x-stock6.12|stock@7.3|stock@6.12|rxe|4|4.2|cross
+stock7.3-x-stock6.12|stock@7.3|stock@6.12|rxe|4|4.2|full
 module7.3-x-stock6.12|module@7.3:-|stock@6.12|rxe|4|4.2|cross
 stock7.3-x-module6.12|stock@7.3|module@6.12:-|rxe|4|4.2|full
 module6.12-x-stock7.3|module@6.12:-|stock@7.3|rxe|4|4.2|cross
