@@ -51,7 +51,9 @@ each_answer_closed() {
 		[ "$answered" -eq "$closed" ]
 }
 ktap_test_result "each refused answer, connect and accept, was reported with closed()" each_answer_closed
-ktap_test_result "on unload the hook held no connection" \
+held_none() {
 	grep -q "cm_long_answer: unloading; connections still held: 0$" <<<"$log"
+}
+ktap_test_result "on unload the hook held no connection" held_none
 
 ktap_finished
