@@ -66,6 +66,7 @@ with_lie() {
 		k=${k%%=*}
 		echo "$k=$(traced_value "$event" "$k")"
 	done | paste -sd ' ')
+	ktap_print_msg "lie=$lie: traced '$got'"
 	if [ "$got" != "$want" ]; then
 		traced_cm_private "$event" | sed 's/^/# /'
 		ktap_print_msg "traced '$got', want '$want'"
