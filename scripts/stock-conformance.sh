@@ -18,6 +18,7 @@
 # that sent nothing). Prints KTAP, one test per subtest of the program.
 #
 #   scripts/stock-conformance.sh
+#   STOCK_CONFORMANCE_LOG=SAVED scripts/stock-conformance.sh   (judge a saved run)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -28,7 +29,13 @@ kdir=$("$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir)
 log=$(mktemp /tmp/rpcrdma-cm-stock-conformance.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
-KDIR=$kdir "$RPCRDMA_CM_TOP/scripts/selftests.sh" cm_stock_conformance.sh >"$log" 2>&1
+# STOCK_CONFORMANCE_LOG: judge that saved run of the program instead of
+# booting the stock kernel (for the judge's own tests).
+if [ -n "${STOCK_CONFORMANCE_LOG:-}" ]; then
+	cp "$STOCK_CONFORMANCE_LOG" "$log"
+else
+	KDIR=$kdir "$RPCRDMA_CM_TOP/scripts/selftests.sh" cm_stock_conformance.sh >"$log" 2>&1
+fi
 # The subtests the program printed: "ok|not ok NAME", in order.
 results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p')
 
@@ -45,35 +52,44 @@ outcome() {
 	*) echo missing ;;
 	esac
 }
-# judge NAME WANT: the program's subtest NAME came out WANT on stock.
+# judge N WANT: the program's subtest NAMES[N] came out WANT ("ok" or
+# "not ok") on stock. (ktap_test_result splits its command's arguments on
+# spaces: the names go by index.)
+NAMES=()
 judge() {
-	local got
-	got=$(outcome "$1")
-	[ "$got" = "$2" ] || ktap_print_msg "'$1': $got on the stock kernel, want $2"
-	[ "$got" = "$2" ]
+	local name=${NAMES[$1]} got want=$2
+	[ "$want" = not ] && want="not ok"
+	got=$(outcome "$name")
+	[ "$got" = "$want" ] || ktap_print_msg "'$name': $got on the stock kernel, want $want"
+	[ "$got" = "$want" ]
 }
-ktap_test_result "stock: the grace period ends (passes)" \
-	judge "the server's grace period ends: a 500-octet READ succeeds" ok
+# check WANT DESCRIPTION SUBTEST: one KTAP test.
+check() {
+	NAMES+=("$3")
+	ktap_test_result "$2" judge $((${#NAMES[@]} - 1)) "$1"
+}
+check ok "stock: the grace period ends (passes)" \
+	"the server's grace period ends: a 500-octet READ succeeds"
 for tr in rxe siw; do
 	w="$tr: without rpcrdma_cm"
-	ktap_test_result "stock $tr: the Accept does not advertise the Remote Invalidation it uses (fails)" \
-		judge "$tr: to a requester offering Remote Invalidation the Accept advertises it (flags 01)" "not ok"
-	ktap_test_result "stock $tr: a 3000-octet Reply goes inline to a 1 KB requester (fails)" \
-		judge "$w: a 3000-octet Reply to a 1 KB requester is answered with ERR_CHUNK" "not ok"
-	ktap_test_result "stock $tr: a 500-octet Reply comes inline (passes)" \
-		judge "$w: a 500-octet READ still comes inline within 1 KB" ok
-	ktap_test_result "stock $tr: a 4 KB requester gets the 3000-octet Reply inline (passes)" \
-		judge "$w: a 4 KB requester gets the 3000-octet Reply inline" ok
-	ktap_test_result "stock $tr: a Reply of exactly 1 KB comes inline (passes)" \
-		judge "$w: a Reply of exactly the 1 KB threshold comes inline" ok
-	ktap_test_result "stock $tr: one octet more also goes inline (fails)" \
-		judge "$w: one octet more to read is answered with ERR_CHUNK" "not ok"
-	ktap_test_result "stock $tr: a requester without private data gets 3000 octets inline (passes)" \
-		judge "$w: a requester that sent no private data gets the 3000-octet Reply inline" ok
-	ktap_test_result "stock $tr: a 6000-octet Reply, above its own 4 KB, goes inline to a 16 KB requester (fails)" \
-		judge "$w: a 16 KB requester gets ERR_CHUNK for a 6000-octet Reply (the server sends 4 KB)" "not ok"
-	ktap_test_result "stock $tr: the same to a requester without private data (fails)" \
-		judge "$w: a requester that sent no private data gets ERR_CHUNK for a 6000-octet Reply" "not ok"
+	check not "stock $tr: the Accept does not advertise the Remote Invalidation it uses (fails)" \
+		"$tr: to a requester offering Remote Invalidation the Accept advertises it (flags 01)"
+	check not "stock $tr: a 3000-octet Reply goes inline to a 1 KB requester (fails)" \
+		"$w: a 3000-octet Reply to a 1 KB requester is answered with ERR_CHUNK"
+	check ok "stock $tr: a 500-octet Reply comes inline (passes)" \
+		"$w: a 500-octet READ still comes inline within 1 KB"
+	check ok "stock $tr: a 4 KB requester gets the 3000-octet Reply inline (passes)" \
+		"$w: a 4 KB requester gets the 3000-octet Reply inline"
+	check ok "stock $tr: a Reply of exactly 1 KB comes inline (passes)" \
+		"$w: a Reply of exactly the 1 KB threshold comes inline"
+	check not "stock $tr: one octet more also goes inline (fails)" \
+		"$w: one octet more to read is answered with ERR_CHUNK"
+	check ok "stock $tr: a requester without private data gets 3000 octets inline (passes)" \
+		"$w: a requester that sent no private data gets the 3000-octet Reply inline"
+	check not "stock $tr: a 6000-octet Reply, above its own 4 KB, goes inline to a 16 KB requester (fails)" \
+		"$w: a 16 KB requester gets ERR_CHUNK for a 6000-octet Reply (the server sends 4 KB)"
+	check not "stock $tr: the same to a requester without private data (fails)" \
+		"$w: a requester that sent no private data gets ERR_CHUNK for a 6000-octet Reply"
 done
 # To its end: the program's own totals line, and no runner timeout.
 ran_to_end() {
