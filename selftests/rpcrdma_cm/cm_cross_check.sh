@@ -43,11 +43,12 @@ PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 guest_setup rxe nfsd
 kmsg_mark cm_cross_check
 
-# with_lie LIE EVENT WANT: mount with cm_lying_hook lie=LIE loaded, round
-# trip a 32 KB file, and check "by" and the sizes named in WANT's keys
-# (k=v pairs) in the last EVENT of the trace.
+# with_lie LIE EVENT K=V...: mount with cm_lying_hook lie=LIE loaded, round
+# trip a 32 KB file, and check each K=V (by and the sizes) in the last
+# EVENT of the trace. (The pairs are separate arguments: ktap_test_result
+# splits its command's arguments on spaces.)
 with_lie() {
-	local lie=$1 event=$2 want=$3 got k f=/tmp/cm_cross_check.data
+	local lie=$1 event=$2 want="${*:3}" got k f=/tmp/cm_cross_check.data
 	trace_cm_private "$event" || return 1
 	insmod "$LYING_KO" lie="$lie" || return 1
 	head -c 32768 /dev/urandom >$f

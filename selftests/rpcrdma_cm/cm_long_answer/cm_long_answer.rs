@@ -33,9 +33,19 @@ module! {
 }
 
 /// The hook's state: how many connections it answered and still holds.
+#[pin_data]
 struct Held {
     /// Connections answered and not yet reported by `closed()`.
     held: AtomicUsize,
+}
+
+impl Held {
+    /// No connection held yet.
+    fn new() -> impl PinInit<Self> {
+        pin_init!(Held {
+            held: AtomicUsize::new(0),
+        })
+    }
 }
 
 #[vtable]
@@ -81,10 +91,7 @@ struct LongAnswer {
 
 impl kernel::Module for LongAnswer {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let held = Held {
-            held: AtomicUsize::new(0),
-        };
-        let registration = KBox::pin_init(Registration::new(held), GFP_KERNEL)?;
+        let registration = KBox::pin_init(Registration::new(Held::new()), GFP_KERNEL)?;
         Ok(LongAnswer { registration })
     }
 }
