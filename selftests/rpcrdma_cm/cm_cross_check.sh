@@ -11,7 +11,8 @@
 #    refused (a peer would send 64 KB into them); stock connect, 4 KB;
 #  - lie=send: the client advertises 1 KB send but provisions 16 KB: it
 #    sends at most 1 KB inline, receives at most the server's 4 KB, and
-#    gets no Remote Invalidation the server never offered;
+#    has Remote Invalidation, which both messages offer (the series'
+#    svcrdma advertises it; the hook's claim is not what decides);
 #  - lie=accept: the server advertises 64 KB receive over 4 KB: refused;
 #  - lie=accept_result: the server's octets are honest (4 KB) but it
 #    answers 64 KB and Send With Invalidate: a userspace requester that
@@ -77,9 +78,9 @@ with_lie() {
 
 ktap_test_result "lie=recv: 64 KB receive advertised over 1 KB buffers is refused; stock connect, file round-trips" \
 	with_lie recv xprtrdma_cm_private "by=stock sent_recv=4096"
-ktap_test_result "lie=send: 1 KB send advertised, 16 KB provisioned, 64 KB claimed: 1024 out, 4096 in, no RI; file round-trips" \
+ktap_test_result "lie=send: 1 KB send advertised, 16 KB provisioned, 64 KB claimed: 1024 out, 4096 in, RI as both messages allow; file round-trips" \
 	with_lie send xprtrdma_cm_private \
-	"by=module sent_send=1024 send_threshold=1024 recv_threshold=4096 remote_inv=off"
+	"by=module sent_send=1024 send_threshold=1024 recv_threshold=4096 remote_inv=on"
 ktap_test_result "lie=accept: server's 64 KB receive over 4 KB buffers is refused; stock accept, file round-trips" \
 	with_lie accept svcrdma_cm_private "by=stock sent_recv=4096"
 
