@@ -163,7 +163,9 @@ impl Entry {
     fn applied_send_threshold(&self, n: &Negotiated) -> u32 {
         match (self.role, &self.peer_msg) {
             (Role::Responder, Some(Err(_))) => {
-                negotiating_as(&self.limits, self.advertised.is_some()).max_send.bytes()
+                negotiating_as(&self.limits, self.advertised.is_some())
+                    .max_send
+                    .bytes()
             }
             _ => n.send_threshold.bytes(),
         }

@@ -47,7 +47,7 @@ echo "1..$((host_checks + 1 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 if [ "$scope" = all ]; then
 	check rustfmt-host cargo fmt --all -- --check
 	check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs \
-		selftests/rpcrdma_cm/debugfs_kinds/debugfs_kinds.rs
+		selftests/rpcrdma_cm/debugfs_kinds/debugfs_kinds.rs selftests/rpcrdma_cm/cm_long_answer/cm_long_answer.rs
 	check clippy-host cargo clippy --workspace --all-targets --release -- -D warnings
 fi
 
