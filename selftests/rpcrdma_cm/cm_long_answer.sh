@@ -25,7 +25,10 @@ guest_setup rxe nfsd
 rmmod rpcrdma_cm 2>/dev/null
 [ ! -d /sys/module/rpcrdma_cm ] || ktap_exit_fail_msg "rpcrdma_cm is loaded and does not unload"
 kmsg_mark cm_long_answer
-ktap_test_result "insmod cm_long_answer.ko" insmod "$LONG_KO"
+load_long() {
+	insmod "$LONG_KO"
+}
+ktap_test_result "insmod cm_long_answer.ko" load_long
 
 round_trip() {
 	local f=/tmp/cm_long_answer.data rc
