@@ -84,44 +84,33 @@ ktap_test_result "lie=send: 1 KB send advertised, 16 KB provisioned, 64 KB claim
 ktap_test_result "lie=accept: server's 64 KB receive over 4 KB buffers is refused; stock accept, file round-trips" \
 	with_lie accept svcrdma_cm_private "by=stock sent_recv=4096"
 
-# The server's answer claims 64 KB and Send With Invalidate; a requester
-# that advertised 1 KB without Remote Invalidation must get neither.
-accept_result() {
-	local want="by=module sent_recv=4096 send_threshold=1024 recv_threshold=1024 remote_inv=off" got k
+# probe_with_lie LIE PDATA K=V...: a userspace requester sending PDATA
+# connects with cm_lying_hook lie=LIE loaded; each K=V must be in the
+# server's last svcrdma_cm_private event.
+probe_with_lie() {
+	local lie=$1 pdata=$2 rc
+	shift 2
 	trace_cm_private svcrdma_cm_private || return 1
-	insmod "$LYING_KO" lie=accept_result || return 1
-	$PROBE "$ip" "$NFS_PORT" f6ab0e1801000000 >/dev/null
-	local rc=$?
+	insmod "$LYING_KO" lie="$lie" || return 1
+	$PROBE "$ip" "$NFS_PORT" "$pdata" >/dev/null
+	rc=$?
 	rmmod cm_lying_hook || return 1
 	[ $rc = 0 ] || { ktap_print_msg "the requester's connection failed"; return 1; }
-	got=$(for k in $want; do
-		k=${k%%=*}
-		echo "$k=$(traced_value svcrdma_cm_private "$k")"
-	done | paste -sd ' ')
-	if [ "$got" != "$want" ]; then
-		traced_cm_private svcrdma_cm_private | sed 's/^/# /'
-		ktap_print_msg "traced '$got', want '$want'"
-		return 1
-	fi
+	traced_is svcrdma_cm_private "$@" || { traced_cm_private svcrdma_cm_private | sed 's/^/# /'; return 1; }
 }
+
+# The server's answer claims 64 KB and Send With Invalidate; a requester
+# that advertised 1 KB without Remote Invalidation must get neither.
 ktap_test_result "lie=accept_result: 64 KB and SWI claimed for a 1 KB requester without RI: 1024, no SWI" \
-	accept_result
+	probe_with_lie accept_result f6ab0e1801000000 by=module sent_recv=4096 send_threshold=1024 \
+	recv_threshold=1024 remote_inv=off
 
 # The server's octets say no Remote Invalidation (flags 0) while its answer
 # uses it: RFC 8797 allows it only if both peers support it, so the
 # transport must not post Send With Invalidate to a requester that offered
 # it.
-accept_ri() {
-	trace_cm_private svcrdma_cm_private || return 1
-	insmod "$LYING_KO" lie=accept_ri || return 1
-	$PROBE "$ip" "$NFS_PORT" f6ab0e1801010303 >/dev/null
-	local rc=$?
-	rmmod cm_lying_hook || return 1
-	[ $rc = 0 ] || { ktap_print_msg "the requester's connection failed"; return 1; }
-	traced_is svcrdma_cm_private by=module sent=f6ab0e1801000303 remote_inv=off
-}
 ktap_test_result "lie=accept_ri: the server's octets deny Remote Invalidation, its answer uses it: not used" \
-	accept_ri
+	probe_with_lie accept_ri f6ab0e1801010303 by=module sent=f6ab0e1801000303 remote_inv=off
 ktap_test_result "lie=low_recv: a 1 KB receive threshold answered after a 4 KB connect: the buffers stay 4096, file round-trips" \
 	with_lie low_recv xprtrdma_cm_private "by=module sent_recv=4096 recv_threshold=4096"
 ktap_test_result "lie=reserved: a reserved flag bit in the hook's octets is refused; stock connect, file round-trips" \
