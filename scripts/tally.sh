@@ -8,6 +8,25 @@
 # non-zero without a failing result, or skips a program the README promises
 # counts as failed, so no part of the run can disappear from the count.
 
+# The diagnostics a failing subtest printed just before its result (up to
+# six "# " lines since the previous result) go under its FAILED line, so
+# that the end of the run says why, not only what.
+context=()
+# remember LINE: keep LINE as context for the next result.
+remember() {
+	context+=("$1")
+	[ "${#context[@]}" -le 6 ] || context=("${context[@]:1}")
+}
+# with_context DESC: DESC, then the kept context lines indented (the
+# caller clears the context: this runs in a command substitution).
+with_context() {
+	local out=$1 l
+	for l in "${context[@]}"; do
+		out+=$'\n'"    $l"
+	done
+	printf '%s' "$out"
+}
+
 # count NAME STATUS: one test; STATUS 0 passes.
 count() {
 	if [ "$2" = 0 ]; then
@@ -29,14 +48,19 @@ tally_ktap() {
 		1..[0-9]*)
 			[ -n "$plan" ] || plan=${line#1..} plan=${plan%% *} ;;
 		"ok "*"# SKIP"*)
+			context=()
 			skipped=$((skipped + 1)) results=$((results + 1)) ;;
 		"ok "*)
+			context=()
 			passed=$((passed + 1)) results=$((results + 1)) ;;
 		"not ok "*)
 			desc=${line#not ok }
 			desc=${desc#* }
 			failed=$((failed + 1)) results=$((results + 1)) bad=$((bad + 1))
-			failures+=("$name: $desc") ;;
+			failures+=("$(with_context "$name: $desc")")
+			context=() ;;
+		"# "*)
+			remember "$line" ;;
 		esac
 	done <"$log"
 	if [ -z "$plan" ]; then
@@ -78,13 +102,15 @@ tally_selftests() {
 	while IFS= read -r line; do
 		case "$line" in
 		"# selftests: "*)
-			prog=${line##*: } own_fail=0 own_n=0 reason= ;;
+			prog=${line##*: } own_fail=0 own_n=0 reason= context=() ;;
 		"# 1..0 # SKIP"*)
 			reason=${line#*SKIP} reason=${reason# } ;;
 		"# ok "[0-9]*"# SKIP"*)
+			context=()
 			own_n=$((own_n + 1))
 			skipped=$((skipped + 1)) ;;
 		"# ok "[0-9]*)
+			context=()
 			own_n=$((own_n + 1))
 			passed=$((passed + 1)) ;;
 		"# not ok "[0-9]*)
@@ -92,7 +118,10 @@ tally_selftests() {
 			desc=${desc#* }
 			own_n=$((own_n + 1))
 			own_fail=$((own_fail + 1))
-			count "selftests: $prog: $desc" 1 ;;
+			count "$(with_context "selftests: $prog: $desc")" 1
+			context=() ;;
+		"# # "*)
+			remember "${line#\# }" ;;
 		"ok "[0-9]*" selftests: "*|"not ok "[0-9]*" selftests: "*)
 			p=${line%% # *}
 			p=${p##*: }

@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 n=0 bad=0
 echo "TAP version 13"
-echo "1..6"
+echo "1..8"
 # case NAME WANT(passed/failed/skipped) LOG PROGS...
 case_() {
 	local name=$1 want=$2 log=$3 got
@@ -54,5 +54,42 @@ ok 1 selftests: d: a.sh" a.sh
 case_ "a program with no result did not run" 1/1/0 "# selftests: d: a.sh
 # ok 1 x
 ok 1 selftests: d: a.sh" a.sh b.sh
+
+# context_case NAME WANT KIND LOG: the one failure's text (FAILED line and
+# the diagnostics under it) equals WANT; KIND is ktap or selftests.
+context_case() {
+	local name=$1 want=$2 kind=$3 log=$4 got
+	passed=0 failed=0 skipped=0 failures=() context=()
+	if [ "$kind" = ktap ]; then
+		tally_ktap t <(printf '%s\n' "$log") >/dev/null
+	else
+		tally_selftests <(printf '%s\n' "$log") a.sh >/dev/null
+	fi
+	got=${failures[0]:-none}
+	n=$((n + 1))
+	if [ "${#failures[@]}" = 1 ] && [ "$got" = "$want" ]; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		printf '%s\n' "$got" | sed 's/^/# got: /'
+		bad=$((bad + 1))
+	fi
+}
+
+context_case "a flat KTAP failure carries the diagnostics printed since the last result" \
+	"t: y"$'\n'"    # y saw 5"$'\n'"    # want 4" ktap "1..2
+# x saw 1
+ok 1 x
+# y saw 5
+# want 4
+not ok 2 y"
+
+context_case "a selftest subtest failure carries its own diagnostics, not the previous program's" \
+	"selftests: a.sh: y"$'\n'"    # largest 5000 octets" selftests "# selftests: d: b.sh
+# # b said something
+# selftests: d: a.sh
+# # largest 5000 octets
+# not ok 1 y
+not ok 1 selftests: d: a.sh # exit=1"
 
 [ $bad -eq 0 ]
