@@ -14,7 +14,7 @@ KDIR ?= $(shell RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/build-kernel.sh --print-dir
 KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug check-lts run bench bench-table bisect-series bench-nfs fuzz tools install-tools \
+	selftests two-guest check-debug check-lts run bench bench-table bisect-series upstream-series bench-nfs fuzz tools install-tools \
 	stock-kernel stock-conformance interop
 
 all: module
@@ -46,6 +46,7 @@ help:
 	@echo '  make bench        record receiver benchmark (prints numbers)'
 	@echo '  make bench-table  connection table benchmark in a guest: connect+teardown at 10/1000/10000 live'
 	@echo '  make bisect-series  build and boot after every patch of both series, 7.3 and 6.12'
+	@echo '  make upstream-series  both series as mail (your git identity; UPSTREAM_SERIES_ARGS=--preview to read)'
 	@echo '                   (stock NFS/RDMA each time)'
 	@echo '  make bench-nfs    NFS over RDMA per-RPC protocol work, stock vs rpcrdma_cm, two guests:'
 	@echo '                   table, plot and CSV/JSON in build/bench/ (BENCH_N=200 ops per workload;'
@@ -152,6 +153,14 @@ bench:
 
 bench-table:
 	$(SCRIPTS)/bench-table.sh
+
+# The series as mail (scripts/upstream-series.sh): From and Signed-off-by
+# are your git identity (refused if a placeholder); UPSTREAM_SERIES_ARGS
+# may say --preview or a base. Output in build/upstream/.
+upstream-series:
+	RPCRDMA_CM_KBASE=7.3 $(SCRIPTS)/build-kernel.sh default
+	RPCRDMA_CM_KBASE=6.12 $(SCRIPTS)/build-kernel.sh default
+	$(SCRIPTS)/upstream-series.sh $(UPSTREAM_SERIES_ARGS)
 
 # Both series, each on its own base (KBASE has no say here).
 bisect-series:

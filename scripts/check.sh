@@ -48,6 +48,9 @@
 #               rows and bench output (a swapped or size-ignoring
 #               negotiation, a wrong kernel, another connection's REQ/REP,
 #               an oops in a bench guest) must each be judged not ok
+#   upstream-series  scripts/upstream-series.sh --preview: both series cut
+#               into their mail sets, addressed, checkpatch'd and their
+#               Fixes: tags checked (one result)
 #
 # The tally's rules are in scripts/tally.sh.
 #
@@ -324,6 +327,13 @@ if [ "$CHECK_FULL_BASE" = 7.3 ]; then
 	scripts/judge-mutants.sh "$logs/interop-kept" "$logs/bench-smoke" >"$logs/judge-mutants.log" 2>&1
 	tally_ktap judge-mutants "$logs/judge-mutants.log" $?
 fi
+
+# The mail the series would be: 'make upstream-series --preview' on both
+# bases' trees (recipients, checkpatch, Fixes: against the evidence), so
+# that the target cannot rot. One result.
+note "upstream series preview (scripts/upstream-series.sh --preview, seconds)"
+scripts/upstream-series.sh --preview 7.3 6.12 >"$logs/upstream-series.log" 2>&1
+count "upstream-series --preview: both series cut, addressed and checked (build/check/upstream-series.log)" $?
 
 note "done in $(($(date +%s) - start)) s"
 for f in "${failures[@]}"; do

@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make upstream-series: the kernel series as mail for its maintainers.
+#
+#   scripts/upstream-series.sh [--preview] [BASE...]    (BASE: 7.3 6.12; default both)
+#
+# For each base, from its series as the test kernel's git tree holds it
+# ('make kernel KBASE=<base>'; every commit is checked against
+# patches/<base>/ by patch id), into build/upstream/<base>/<set>/:
+#
+#  - identity: each commit's author and Signed-off-by become the
+#    submitter's git identity (git var GIT_AUTHOR_IDENT: user.name and
+#    user.email, or GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL). A placeholder (an
+#    address at example.*, *.example, *.invalid, localhost or noreply, or
+#    the series' own "rpcrdma_cm developers") is refused: the Developer's
+#    Certificate of Origin is a person's. --preview writes the series with
+#    the identity the repository has, for reading only: every subject says
+#    PREVIEW and the report says it is not mail.
+#  - sets: patches/upstream/sets-<base> cuts the series into the sets that
+#    go to different maintainers, each with its subject prefix and, when it
+#    has more than one patch, a cover letter from
+#    patches/upstream/cover-<base>-<set>.txt. A set's base-commit is the
+#    source it was built on; the sets before it are prerequisite-patch-id
+#    lines, as git format-patch --base writes them.
+#  - recipients: each patch gets To: (the maintainers) and Cc: (reviewers
+#    and lists) from the tree's scripts/get_maintainer.pl; a cover letter
+#    gets the union of its patches'.
+#  - checks: checkpatch.pl --strict on every patch; every Fixes: tag
+#    checked, in LINUX_GIT (an upstream clone: the commit exists and its
+#    subject is the tag's) or else against patches/upstream/fixes-evidence
+#    (what is known of each commit, and from where); a tag found in
+#    neither fails the run, and so does a placeholder address left anywhere.
+#  - 6.12 (stable): each patch gets "commit <id> upstream." from
+#    STABLE_UPSTREAM_IDS (lines "subject<TAB>id") once mainline has it;
+#    without it the report says the set waits for mainline.
+#
+# build/upstream/report.txt says, per patch: subject, recipients,
+# checkpatch's verdict and each Fixes: tag's. Exit status: 0 when every
+# check passed, 1 when one failed, 2 when the identity was refused or
+# the input is missing.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+preview=0
+bases=()
+for a in "$@"; do
+	case "$a" in
+	--preview) preview=1 ;;
+	7.3|6.12) bases+=("$a") ;;
+	*) echo "usage: $0 [--preview] [7.3] [6.12]" >&2; exit 2 ;;
+	esac
+done
+[ ${#bases[@]} -gt 0 ] || bases=(7.3 6.12)
+
+UP=$RPCRDMA_CM_TOP/patches/upstream
+OUT=$RPCRDMA_CM_TOP/build/upstream
+# A placeholder: the series' own name, or an address under a name that
+# RFC 2606 and RFC 6761 reserve (example, invalid, localhost, test), or
+# one that takes no mail (noreply).
+PLACEHOLDER='rpcrdma_cm developers|@([^ >]*[.@])?(example|invalid|localhost|test)([.][a-z]+)?>|noreply'
+
+# The submitter: name and address from git, refused if a placeholder.
+ident=$(git -C "$RPCRDMA_CM_TOP" var GIT_AUTHOR_IDENT 2>/dev/null) || ident=
+ident=${ident% * *}
+[ -z "$ident" ] && [ $preview = 1 ] && ident="Preview Only <preview@invalid>"
+if [ -z "$ident" ]; then
+	echo "upstream-series: no git identity: set user.name and user.email (git config)" >&2
+	exit 2
+fi
+if echo "$ident" | grep -qiE "$PLACEHOLDER"; then
+	if [ $preview = 0 ]; then
+		echo "upstream-series: refused: '$ident' is a placeholder, not a person who can sign the" >&2
+		echo "Developer's Certificate of Origin. Set your own user.name and user.email (git config)," >&2
+		echo "or run with --preview to read the series without sending it." >&2
+		exit 2
+	fi
+fi
+ident_name=${ident% <*}
+ident_email=${ident##*<} ident_email=${ident_email%>}
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+report=$OUT/report.txt
+fail=0
+say() { echo "$*" | tee -a "$report"; }
+bad() { say "  FAIL: $*"; fail=1; }
+
+say "upstream-series: $(date -u +%Y-%m-%d), repository $(git -C "$RPCRDMA_CM_TOP" rev-parse --short HEAD)"
+say "submitter: $ident$([ $preview = 1 ] && echo " (PREVIEW: not mail)")"
+say "Fixes: tags checked in: ${LINUX_GIT:-patches/upstream/fixes-evidence (no LINUX_GIT)}"
+
+# fixes_check PATCH: every Fixes: tag of PATCH, checked; prints one line each.
+fixes_check() {
+	local line hash subject known
+	while IFS= read -r line; do
+		hash=$(echo "$line" | sed -n 's/^Fixes: \([0-9a-f]\{12,40\}\) ("\(.*\)")$/\1/p')
+		subject=$(echo "$line" | sed -n 's/^Fixes: \([0-9a-f]\{12,40\}\) ("\(.*\)")$/\2/p')
+		if [ -z "$hash" ]; then
+			bad "malformed tag: $line"
+			continue
+		fi
+		if [ -n "${LINUX_GIT:-}" ]; then
+			known=$(git -C "$LINUX_GIT" log -1 --format=%s "$hash^{commit}" 2>/dev/null) || known=
+			if [ "$known" = "$subject" ]; then
+				say "  Fixes: $hash: in $LINUX_GIT with that subject"
+			else
+				bad "Fixes: $hash (\"$subject\"): ${known:+LINUX_GIT says \"$known\"}${known:-not in LINUX_GIT}"
+			fi
+			continue
+		fi
+		known=$(awk -F'\t' -v h="$hash" '$1 == substr(h, 1, 12) { print $2 "\t" $3 }' "$UP/fixes-evidence")
+		if [ -z "$known" ]; then
+			bad "Fixes: $hash: not in patches/upstream/fixes-evidence and no LINUX_GIT to check it"
+		elif [ "${known%%$'\t'*}" != "$subject" ]; then
+			bad "Fixes: $hash: the evidence names it \"${known%%$'\t'*}\", the tag \"$subject\""
+		elif [ "${known#*$'\t'unverified}" != "$known" ] && [ $preview = 0 ]; then
+			bad "Fixes: $hash: ${known#*$'\t'} (set LINUX_GIT to an upstream clone)"
+		else
+			say "  Fixes: $hash: ${known#*$'\t'}"
+		fi
+	done < <(grep '^Fixes:' "$1" || true)
+	if ! grep -q '^Fixes:' "$1"; then
+		case "$set" in
+		fixes) say "  note: a fix without a Fixes: tag${2:+ ($2)}" ;;
+		esac
+	fi
+}
+
+# recipients PATCH: "to" and "cc" lines for PATCH from get_maintainer.pl.
+recipients() {
+	(cd "$kdir" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --rolestats "$1" 2>/dev/null) |
+		awk '/\((maintainer|supporter):/ { sub(/ \(.*/, ""); print "to " $0; next }
+			NF { sub(/ \(.*/, ""); print "cc " $0 }'
+}
+
+# add_headers PATCH TO CC: To: and Cc: headers (comma-separated) after
+# the Subject (its header block ends at the first empty line).
+add_headers() {
+	awk -v to="$2" -v cc="$3" '
+		!done && /^$/ { if (to != "") print "To: " to; if (cc != "") print "Cc: " cc; done = 1 }
+		{ print }' "$1" >"$1.new"
+	mv "$1.new" "$1"
+}
+
+for base in "${bases[@]}"; do
+	kbase_set "$base"
+	kdir=$(RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
+	[ -d "$kdir/.git" ] || { echo "upstream-series: no $base kernel tree ($kdir): run 'make kernel KBASE=$base'" >&2; exit 2; }
+	say ""
+	say "== $base: series patches/$base, tree $kdir"
+	shopt -s nullglob
+	files=("$KBASE_PATCHES"/*.patch)
+	shopt -u nullglob
+	root=$(git -C "$kdir" log --format=%H --grep="^Debian $KBASE_SOURCE_PKG\$" | tail -1)
+	mapfile -t commits < <(git -C "$kdir" rev-list --reverse "$root..HEAD")
+	if [ -z "$root" ] || [ ${#commits[@]} != ${#files[@]} ]; then
+		echo "upstream-series: $kdir does not hold patches/$base (${#commits[@]} commits, ${#files[@]} patches): run 'make kernel KBASE=$base'" >&2
+		exit 2
+	fi
+	for i in "${!files[@]}"; do
+		a=$(git patch-id --stable <"${files[$i]}" | cut -d' ' -f1)
+		b=$(git -C "$kdir" show "${commits[$i]}" | git patch-id --stable | cut -d' ' -f1)
+		[ "$a" = "$b" ] || { echo "upstream-series: $kdir's commit $((i + 1)) is not ${files[$i]##*/}: run 'make kernel KBASE=$base'" >&2; exit 2; }
+	done
+
+	# The series again, with the submitter as author and signer, in a
+	# bare clone that shares the tree's objects (the tree is untouched).
+	work=$(mktemp -d)
+	git -c init.defaultBranch=master clone -q --bare --shared "$kdir" "$work/k.git"
+	G=(git --git-dir="$work/k.git")
+	parent=$root
+	new=()
+	for c in "${commits[@]}"; do
+		"${G[@]}" log -1 --format=%B "$c" |
+			sed -E "s/^Signed-off-by: rpcrdma_cm developers <[^>]*>\$/Signed-off-by: $ident_name <$ident_email>/" >"$work/msg"
+		grep -qxF "Signed-off-by: $ident_name <$ident_email>" "$work/msg" ||
+			git interpret-trailers --in-place --trailer "Signed-off-by: $ident_name <$ident_email>" "$work/msg"
+		parent=$(GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
+			GIT_AUTHOR_DATE=$("${G[@]}" log -1 --format=%aD "$c") \
+			GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
+			"${G[@]}" commit-tree "$c^{tree}" -p "$parent" -F "$work/msg")
+		new+=("$parent")
+	done
+
+	while read -r set first last prefix; do
+		case "$set" in ''|'#'*) continue ;; esac
+		from=$((10#$first - 1)) to=$((10#$last - 1))
+		start=$root
+		[ $from -gt 0 ] && start=${new[$((from - 1))]}
+		n=$((to - from + 1))
+		[ $preview = 1 ] && prefix="PREVIEW $prefix"
+		dir=$OUT/$base/$set
+		args=(-q --zero-commit --base="$root" --subject-prefix="$prefix" -o "$dir")
+		[ $n -gt 1 ] && args+=(--cover-letter --thread)
+		# The cover letter's From and every Message-ID come from these.
+		GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
+			GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
+			"${G[@]}" format-patch "${args[@]}" "$start..${new[$to]}"
+		say ""
+		say "-- $base $set: $n patch(es), [$prefix], base-commit: Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION ($root)"
+		all_to=() all_cc=()
+		k=$from
+		for p in "$dir"/*.patch; do
+			case "$p" in *0000-cover-letter.patch) continue ;; esac
+			subj=$("${G[@]}" log -1 --format=%s "${new[$k]}")
+			k=$((k + 1))
+			say "$(grep -m1 '^Subject:' "$p")"
+			to_list=() cc_list=()
+			while read -r role who; do
+				if [ "$role" = to ]; then to_list+=("$who"); else cc_list+=("$who"); fi
+			done < <(recipients "$p")
+			# A backport goes to stable, the maintainers in copy.
+			if [ "$base" = 6.12 ]; then
+				cc_list=("${to_list[@]}" "${cc_list[@]}")
+				to_list=("stable@vger.kernel.org")
+			fi
+			to=$(IFS=,; echo "${to_list[*]}" | sed 's/,/, /g')
+			cc=$(IFS=,; echo "${cc_list[*]}" | sed 's/,/, /g')
+			add_headers "$p" "$to" "$cc"
+			all_to+=("${to_list[@]}") all_cc+=("${cc_list[@]}")
+			say "  To: $to"
+			say "  Cc: $cc"
+			if [ "$base" = 6.12 ]; then
+				id=
+				[ -n "${STABLE_UPSTREAM_IDS:-}" ] && id=$(awk -F'\t' -v s="$subj" '$1 == s { print $2 }' "$STABLE_UPSTREAM_IDS")
+				if [ -n "$id" ]; then
+					sed -i "0,/^\$/{/^\$/a\\
+commit $id upstream.\\
+
+}" "$p"
+					say "  stable: commit $id upstream."
+				else
+					say "  stable: waits for its mainline commit id (STABLE_UPSTREAM_IDS)"
+				fi
+			fi
+			if out=$(cd "$kdir" && perl scripts/checkpatch.pl --strict --no-tree -q \
+				--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p" 2>&1); then
+				say "  checkpatch --strict: clean"
+			else
+				bad "checkpatch --strict: $(echo "$out" | head -3 | tr '\n' ' ')"
+			fi
+			fixes_check "$p" "$(awk -F'\t' -v s="$subj" \
+				'$1 == "nofixes" && index(s, $2) == 1 { print $3 }' "$UP/fixes-evidence")"
+		done
+		if [ $n -gt 1 ]; then
+			cover=$dir/0000-cover-letter.patch
+			text=$UP/cover-$base-$set.txt
+			[ -r "$text" ] || { bad "no cover letter text $text"; continue; }
+			awk -v subj="$(head -1 "$text")" -v blurb="$text" '
+				/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+				/^\*\*\* BLURB HERE \*\*\*$/ { while ((getline l < blurb) > 0) if (n++) print l; next }
+				{ print }' "$cover" >"$cover.new"
+			mv "$cover.new" "$cover"
+			to=$(printf '%s\n' "${all_to[@]}" | awk '!s[$0]++' | paste -sd, | sed 's/,/, /g')
+			cc=$(printf '%s\n' "${all_cc[@]}" | awk '!s[$0]++' | paste -sd, | sed 's/,/, /g')
+			add_headers "$cover" "$to" "$cc"
+			say "$(grep -m1 '^Subject:' "$cover") (cover letter, to the union of its patches' recipients)"
+		fi
+	done <"$UP/sets-$base"
+	rm -rf "$work"
+done
+
+# No placeholder identity anywhere in what would be mailed.
+if [ $preview = 0 ] && grep -rlE "$PLACEHOLDER" "$OUT"/*/ >/dev/null 2>&1; then
+	bad "a placeholder address is left in: $(grep -rlE "$PLACEHOLDER" "$OUT"/*/ | tr '\n' ' ')"
+fi
+say ""
+if [ $fail = 0 ]; then
+	say "upstream-series: every check passed$([ $preview = 1 ] && echo " (PREVIEW: not mail; set your identity and run again)")"
+else
+	say "upstream-series: checks failed (above)"
+fi
+exit $fail
