@@ -14,6 +14,8 @@
 #   - a 6000-octet Reply, above the server's own 4 KB, is ERR_CHUNK for a
 #     16 KB requester and for one that sent nothing (stock: inline, it
 #     maps onto few Send SGEs);
+#   - with max_req_size 5000, a 4300-octet Reply to a 16 KB requester is
+#     ERR_CHUNK, the Accept having advertised 4 KB (stock: inline);
 # and pass the others (the grace period, the Replies that fit, a requester
 # that sent nothing). Prints KTAP, one test per subtest of the program.
 #
@@ -40,7 +42,7 @@ fi
 results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p')
 
 ktap_print_header
-ktap_set_plan 20
+ktap_set_plan 22
 ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
 # outcome NAME: "ok" or "not ok" as the program said, "missing" if it did not.
 outcome() {
@@ -90,6 +92,8 @@ for tr in rxe siw; do
 		"$w: a 16 KB requester gets ERR_CHUNK for a 6000-octet Reply (the server sends 4 KB)"
 	check not "stock $tr: the same to a requester without private data (fails)" \
 		"$w: a requester that sent no private data gets ERR_CHUNK for a 6000-octet Reply"
+	check not "stock $tr: with max_req_size 5000 it advertises 4 KB and sends 4300 octets inline (fails)" \
+		"$tr: with max_req_size 5000 the Accept advertises 4 KB and a 4300-octet Reply to a 16 KB requester is ERR_CHUNK"
 done
 # To its end: the program's own totals line, and no runner timeout.
 ran_to_end() {

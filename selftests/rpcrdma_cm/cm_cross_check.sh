@@ -21,6 +21,13 @@
 #    (a reserved flag bit set): refused;
 #  - lie=accept_ri: the server's octets say no Remote Invalidation, its
 #    answer uses it: the transport does not;
+#  - lie=accept_low_send: the server's octets are honest (4 KB), its
+#    answer a 1 KB send threshold: a 4 KB requester computes 4 KB from
+#    the octets and sends no Reply chunk for Replies up to it, so the
+#    server must keep 4096 (RFC 8797: both ends compute it alike);
+#  - lie=accept_send_over: the server advertises 16 KB send over 4 KB
+#    send buffers: refused (a 16 KB requester would expect 16 KB Replies
+#    inline); stock accept;
 #  - lie=low_recv: an honest 4 KB connect, a 1 KB receive threshold
 #    answered at ESTABLISHED: the receive buffers stay at what the server
 #    may send (4096).
@@ -38,7 +45,7 @@ if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 11
+ktap_set_plan 13
 
 PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 guest_setup rxe nfsd
@@ -111,6 +118,10 @@ ktap_test_result "lie=accept_result: 64 KB and SWI claimed for a 1 KB requester 
 # it.
 ktap_test_result "lie=accept_ri: the server's octets deny Remote Invalidation, its answer uses it: not used" \
 	probe_with_lie accept_ri f6ab0e1801010303 by=module sent=f6ab0e1801000303 remote_inv=off
+ktap_test_result "lie=accept_low_send: a 1 KB send threshold answered over honest 4 KB octets: the server keeps 4096" \
+	probe_with_lie accept_low_send f6ab0e1801000303 by=module sent_recv=4096 send_threshold=4096
+ktap_test_result "lie=accept_send_over: 16 KB send advertised over 4 KB send buffers is refused; stock accept" \
+	probe_with_lie accept_send_over f6ab0e1801000f0f by=stock send_threshold=4096
 ktap_test_result "lie=low_recv: a 1 KB receive threshold answered after a 4 KB connect: the buffers stay 4096, file round-trips" \
 	with_lie low_recv xprtrdma_cm_private "by=module sent_recv=4096 recv_threshold=4096"
 ktap_test_result "lie=reserved: a reserved flag bit in the hook's octets is refused; stock connect, file round-trips" \

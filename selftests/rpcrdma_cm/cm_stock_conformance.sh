@@ -26,7 +26,7 @@ skip_unless_root
 ktap_print_header
 require_pyverbs
 TRANSPORTS="rxe siw"
-ktap_set_plan $((1 + 9 * 2))
+ktap_set_plan $((1 + 10 * 2))
 
 trap reply_cleanup EXIT
 rmmod rpcrdma_cm 2>/dev/null
@@ -43,11 +43,33 @@ accept_flags() {
 	ktap_print_msg "accept private data: ${rep:0:16} (client sent $1)"
 	[ "${rep:0:10}" = f6ab0e1801 ] && [ "${rep:10:2}" = "$2" ]
 }
+# odd_max_req_size: with a max_req_size that is not whole KB (5000), the
+# Accept advertises it as the octets can carry it, rounded down to 4 KB,
+# and the server holds its Replies to that, as the requester reads it: a
+# Reply of 4300 octets to a 16 KB requester, between what was advertised
+# and the sysctl, is ERR_CHUNK. The sysctl is restored whatever happens.
+odd_max_req_size() {
+	local sysctl=/proc/sys/sunrpc/svc_rdma/max_req_size old rep o ok=0
+	old=$(cat $sysctl) || return 1
+	echo 5000 >$sysctl || return 1
+	rep=$(probe_out $CLIENT_16K small 500 | head -n 1)
+	ktap_print_msg "max_req_size 5000: accept private data ${rep:0:16}"
+	[ "${rep:0:10}" = f6ab0e1801 ] && [ "${rep:12:4}" = 0303 ] || ok=1
+	if o=$(overhead); then
+		expect $CLIENT_16K huge $((4300 - o)) err_chunk 4096 || ok=1
+	else
+		ok=1
+	fi
+	echo "$old" >$sysctl
+	return $ok
+}
 for tr in $TRANSPORTS; do
 	reply_transport "$tr"
 	ktap_test_result "$tr: to a requester offering Remote Invalidation the Accept advertises it (flags 01)" \
 		accept_flags $CLIENT_1K_RI 01
 	reply_checks "$tr: without rpcrdma_cm"
+	ktap_test_result "$tr: with max_req_size 5000 the Accept advertises 4 KB and a 4300-octet Reply to a 16 KB requester is ERR_CHUNK" \
+		odd_max_req_size
 done
 
 ktap_finished

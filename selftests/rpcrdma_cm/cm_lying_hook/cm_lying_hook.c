@@ -20,6 +20,10 @@
  *                    1 KB receive threshold at ESTABLISHED
  * lie=accept_ri      responder: its octets say no Remote Invalidation
  *                    (flags 0), its answer uses it
+ * lie=accept_low_send  responder: honest octets (4 KB), but answers a
+ *                    1 KB send threshold, below what the requester
+ *                    computes from them
+ * lie=accept_send_over responder: advertises 16 KB send, provisions 4 KB
  *
  * At ESTABLISHED it claims 64 KB both ways and Remote Invalidation
  * (but for lie=low_recv). The role it does not lie for is left to the stock code.
@@ -34,7 +38,7 @@
 
 static char *lie = "recv";
 module_param(lie, charp, 0444);
-MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, len57, small, big, reserved or low_recv");
+MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, accept_low_send, accept_send_over, len57, small, big, reserved or low_recv");
 
 static int cm_lying_write_flags(u8 *pdata, u32 send, u32 recv, u8 flags)
 {
@@ -117,7 +121,8 @@ static int cm_lying_prepare_accept(void *priv,
 				   u8 *pdata, size_t size)
 {
 	if (strcmp(lie, "accept") && strcmp(lie, "accept_result") &&
-	    strcmp(lie, "accept_ri"))
+	    strcmp(lie, "accept_ri") && strcmp(lie, "accept_low_send") &&
+	    strcmp(lie, "accept_send_over"))
 		return -ENOENT;
 	local->max_send = 4096;
 	local->max_recv = 4096;
@@ -127,6 +132,13 @@ static int cm_lying_prepare_accept(void *priv,
 	result->remote_inv = true;
 	if (!strcmp(lie, "accept_result"))
 		return cm_lying_write(pdata, 4096, 4096);
+	if (!strcmp(lie, "accept_low_send")) {
+		result->send_threshold = 1024;
+		result->recv_threshold = 4096;
+		return cm_lying_write(pdata, 4096, 4096);
+	}
+	if (!strcmp(lie, "accept_send_over"))
+		return cm_lying_write(pdata, 16384, 4096);
 	if (!strcmp(lie, "accept_ri")) {
 		result->send_threshold = 4096;
 		result->recv_threshold = 4096;
