@@ -51,7 +51,6 @@ use cm_private::{
 module! {
     type: RpcrdmaCm,
     name: "rpcrdma_cm",
-    author: "rpcrdma_cm developers",
     description: "RFC 8797 CM private data negotiation for NFS over RDMA",
     license: "GPL",
 }
@@ -62,33 +61,32 @@ module! {
 module! {
     type: RpcrdmaCm,
     name: "rpcrdma_cm",
-    authors: ["rpcrdma_cm developers"],
     description: "RFC 8797 CM private data negotiation for NFS over RDMA",
     license: "GPL",
     params: {
         requester_send_size: u32 {
             default: 0,
-            description: "Client: largest inline send advertised, bytes (0 = transport setting, else 1024..262144)",
+            description: "Client: inline send size to advertise (0: transport's; 1024..262144)",
         },
         requester_recv_size: u32 {
             default: 0,
-            description: "Client: largest inline receive advertised, bytes (0 = transport setting, else 1024..262144)",
+            description: "Client: inline receive size to advertise (0: transport's; 1024..262144)",
         },
         responder_send_size: u32 {
             default: 0,
-            description: "Server: largest inline send advertised, bytes (0 = transport setting, else 1024..262144)",
+            description: "Server: inline send size to advertise (0: transport's; 1024..262144)",
         },
         responder_recv_size: u32 {
             default: 0,
-            description: "Server: largest inline receive advertised, bytes (0 = transport setting, else 1024..262144)",
+            description: "Server: inline receive size to advertise (0: transport's; 1024..262144)",
         },
         remote_invalidation: bool {
             default: true,
-            description: "Offer (client) and use (server) Remote Invalidation when the peer allows it (default Y)",
+            description: "Offer (client), use (server) Remote Invalidation if the peer allows (Y)",
         },
         send_private_data: bool {
             default: true,
-            description: "Send RFC 8797 private data; N behaves like an RFC 8166 peer without it (default Y)",
+            description: "Send RFC 8797 private data; N: as an RFC 8166 peer without it (Y)",
         },
     },
 }

@@ -45,32 +45,32 @@ static const struct kernel_param_ops rpcrdma_cm_size_ops = {
 static unsigned int requester_send_size;
 module_param_cb(requester_send_size, &rpcrdma_cm_size_ops, &requester_send_size, 0644);
 MODULE_PARM_DESC(requester_send_size,
-		 "Client: largest inline send advertised, bytes (0 = transport setting, else 1024..262144)");
+		 "Client: inline send size to advertise (0: transport's; 1024..262144)");
 
 static unsigned int requester_recv_size;
 module_param_cb(requester_recv_size, &rpcrdma_cm_size_ops, &requester_recv_size, 0644);
 MODULE_PARM_DESC(requester_recv_size,
-		 "Client: largest inline receive advertised, bytes (0 = transport setting, else 1024..262144)");
+		 "Client: inline receive size to advertise (0: transport's; 1024..262144)");
 
 static unsigned int responder_send_size;
 module_param_cb(responder_send_size, &rpcrdma_cm_size_ops, &responder_send_size, 0644);
 MODULE_PARM_DESC(responder_send_size,
-		 "Server: largest inline send advertised, bytes (0 = transport setting, else 1024..262144)");
+		 "Server: inline send size to advertise (0: transport's; 1024..262144)");
 
 static unsigned int responder_recv_size;
 module_param_cb(responder_recv_size, &rpcrdma_cm_size_ops, &responder_recv_size, 0644);
 MODULE_PARM_DESC(responder_recv_size,
-		 "Server: largest inline receive advertised, bytes (0 = transport setting, else 1024..262144)");
+		 "Server: inline receive size to advertise (0: transport's; 1024..262144)");
 
 static bool remote_invalidation = true;
 module_param(remote_invalidation, bool, 0644);
 MODULE_PARM_DESC(remote_invalidation,
-		 "Offer (client) and use (server) Remote Invalidation when the peer allows it (default Y)");
+		 "Offer (client), use (server) Remote Invalidation if the peer allows (Y)");
 
 static bool send_private_data = true;
 module_param(send_private_data, bool, 0644);
 MODULE_PARM_DESC(send_private_data,
-		 "Send RFC 8797 private data; N behaves like an RFC 8166 peer without it (default Y)");
+		 "Send RFC 8797 private data; N: as an RFC 8166 peer without it (Y)");
 
 u32 rpcrdma_cm_param_requester_send_size(void)
 {

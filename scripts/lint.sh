@@ -13,6 +13,8 @@
 #   checkpatch  scripts/checkpatch.pl --strict on every patch of the base's
 #               series, patches/$RPCRDMA_CM_KBASE (the kernel tree's own checkpatch)
 #   unsafe      the protocol core (rust/proto) contains no 'unsafe'
+#   in-tree-user  the 7.3 series' in-tree copy of the module equals rust/
+#               (scripts/in-tree-user.sh check)
 # All of them on the base RPCRDMA_CM_KBASE names; LINT_SCOPE=kernel runs only
 # what depends on the base (clippy-kmod, checkpatch), for a second base.
 set -uo pipefail
@@ -38,9 +40,9 @@ shopt -s nullglob
 patches=(patches/"$RPCRDMA_CM_KBASE"/*.patch)
 scope=${LINT_SCOPE:-all}
 case "$scope" in all | kernel) ;; *) rpcrdma_cm_die "LINT_SCOPE=$scope: all or kernel" ;; esac
-# rustfmt-host, rustfmt-kmod, clippy-host, unsafe-free-core (scope all),
-# clippy-kmod, and checkpatch once per patch (or one skip).
-host_checks=4
+# rustfmt-host, rustfmt-kmod, clippy-host, unsafe-free-core, in-tree-user
+# (scope all), clippy-kmod, and checkpatch once per patch (or one skip).
+host_checks=5
 [ "$scope" = all ] || host_checks=0
 echo "1..$((host_checks + 1 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 
@@ -83,6 +85,9 @@ no_unsafe() {
 	[ $? -eq 1 ]
 }
 [ "$scope" = all ] && check unsafe-free-core no_unsafe
+# The in-tree copy of the module (the 7.3 series' last patch) is this
+# repository's source, file for file (scripts/in-tree-user.sh).
+[ "$scope" = all ] && check in-tree-user scripts/in-tree-user.sh check
 
 # UNKNOWN_COMMIT_ID: the test kernel's git history is one commit (the
 # Debian source), so the Fixes: tags of the stock fixes name commits it

@@ -196,7 +196,11 @@ impl Flags {
 /// ```
 /// # use rpcrdma_cm_proto::cm_private::{Flags, InlineSize, PrivateMessage};
 /// // What a stock Linux client sends: 4 KB / 4 KB and Remote Invalidation.
-/// let m = PrivateMessage::new(Flags::new(true), InlineSize::from_bytes(4096), InlineSize::from_bytes(4096));
+/// let m = PrivateMessage::new(
+///     Flags::new(true),
+///     InlineSize::from_bytes(4096),
+///     InlineSize::from_bytes(4096),
+/// );
 /// assert_eq!(m.encode(), [0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03]);
 /// assert_eq!(PrivateMessage::decode(&m.encode()), Ok(m));
 /// ```

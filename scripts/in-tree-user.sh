@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The hooks' in-tree user: the last patch of the 7.3 series adds this
+# repository's rpcrdma_cm module to the kernel (net/sunrpc/xprtrdma/
+# rpcrdma_cm/, CONFIG_SUNRPC_XPRT_RDMA_CM), generated from the one source
+# the out-of-tree build compiles, so that the two cannot drift.
+#
+#   scripts/in-tree-user.sh check
+#       Exit 0 when every file the in-tree patch adds equals its source in
+#       this repository (KTAP, one test per file); the drift check of
+#       'make lint' and 'make check'. Needs no kernel tree.
+#   scripts/in-tree-user.sh generate TREE
+#       Write the patch again from the sources, on top of TREE, a git tree
+#       of the 7.3 series (the test kernel's cache tree or any clone): its
+#       commit of the series' patch before this one is the parent. Run it
+#       after changing the module, then rebuild the kernel.
+#
+# The in-tree copy is the kernel crate build (the --cfg the out-of-tree
+# Kbuild sets for Linux 7.3); the C shim and the table benchmark stay out
+# of tree: their modules are cfg'd out and not copied.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SERIES=$RPCRDMA_CM_TOP/patches/7.3
+SUBJECT="SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private data hooks"
+DIR=net/sunrpc/xprtrdma/rpcrdma_cm
+# in-tree path <- repository path
+FILES=(
+	"$DIR/rpcrdma_cm_main.rs rust/rpcrdma_cm_main.rs"
+	"$DIR/boundary_kernel_crate.rs rust/boundary_kernel_crate.rs"
+	"$DIR/proto/cm_private.rs rust/proto/cm_private.rs"
+)
+
+# the_patch: the series' file that adds the in-tree user.
+the_patch() {
+	local f
+	for f in "$SERIES"/*.patch; do
+		grep -q "^Subject: \[PATCH [0-9]*/[0-9]*\] SUNRPC: Add rpcrdma_cm," "$f" && { echo "$f"; return; }
+	done
+	return 1
+}
+
+# added_file PATCH PATH: the content PATCH gives the new file PATH.
+added_file() {
+	awk -v path="$2" '
+		$0 == "diff --git a/" path " b/" path { inside = 1; next }
+		inside && /^diff --git / { exit }
+		inside && /^@@ / { body = 1; next }
+		inside && body && /^\+/ { print substr($0, 2) }
+		inside && body && /^-- $/ { exit }' "$1"
+}
+
+check() {
+	local patch n=0 bad=0 pair intree src
+	echo "TAP version 13"
+	echo "1..$((${#FILES[@]} + 1))"
+	if ! patch=$(the_patch); then
+		echo "not ok 1 the 7.3 series has the in-tree user's patch (no \"SUNRPC: Add rpcrdma_cm,\" in patches/7.3)"
+		return 1
+	fi
+	n=1
+	if [ "$(basename "$patch")" = "$(ls "$SERIES"/*.patch | tail -1 | xargs basename)" ]; then
+		echo "ok 1 the in-tree user is the series' last patch ($(basename "$patch"))"
+	else
+		echo "not ok 1 the in-tree user is not the series' last patch ($(basename "$patch"))"
+		bad=1
+	fi
+	for pair in "${FILES[@]}"; do
+		read -r intree src <<<"$pair"
+		n=$((n + 1))
+		if diff -u "$RPCRDMA_CM_TOP/$src" <(added_file "$patch" "$intree") >/tmp/in-tree-user.diff.$$ 2>&1; then
+			echo "ok $n $intree equals $src"
+		else
+			echo "not ok $n $intree differs from $src (run scripts/in-tree-user.sh generate TREE)"
+			head -20 /tmp/in-tree-user.diff.$$ | sed 's/^/# /'
+			bad=1
+		fi
+		rm -f /tmp/in-tree-user.diff.$$
+	done
+	return $bad
+}
+
+generate() {
+	local tree=$1 prev parent work idx pair intree src blob kconfig makefile out date
+	prev=$(ls "$SERIES"/*.patch | grep -v -F "$(the_patch 2>/dev/null || echo none)" | tail -1)
+	parent=$(git -C "$tree" log --format=%H -1 --fixed-strings \
+		--grep="$(sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$prev")")
+	[ -n "$parent" ] || rpcrdma_cm_die "no commit of ${prev##*/} in $tree"
+	work=$(mktemp -d)
+	idx=$work/index
+	export GIT_INDEX_FILE=$idx
+	git -C "$tree" read-tree "$parent"
+	for pair in "${FILES[@]}"; do
+		read -r intree src <<<"$pair"
+		blob=$(git -C "$tree" hash-object -w "$RPCRDMA_CM_TOP/$src")
+		git -C "$tree" update-index --add --cacheinfo "100644,$blob,$intree"
+	done
+	blob=$(git -C "$tree" hash-object -w --stdin <<'EOF'
+# SPDX-License-Identifier: GPL-2.0
+#
+# rpcrdma_cm.ko, a Rust user of the RPC-over-RDMA CM private data hooks
+# (include/linux/sunrpc/rpc_rdma_cm.h). Its parameters and debugfs come
+# from the kernel crate (boundary_kernel_crate.rs).
+
+obj-$(CONFIG_SUNRPC_XPRT_RDMA_CM) += rpcrdma_cm.o
+
+rpcrdma_cm-y := rpcrdma_cm_main.o
+rustflags-y += --cfg rpcrdma_cm_boundary_kernel_crate
+EOF
+)
+	git -C "$tree" update-index --add --cacheinfo "100644,$blob,$DIR/Makefile"
+	makefile=$(git -C "$tree" show "$parent:net/sunrpc/xprtrdma/Makefile")
+	blob=$(printf '%s\n\nobj-$(CONFIG_SUNRPC_XPRT_RDMA_CM) += rpcrdma_cm/\n' "$makefile" |
+		git -C "$tree" hash-object -w --stdin)
+	git -C "$tree" update-index --add --cacheinfo "100644,$blob,net/sunrpc/xprtrdma/Makefile"
+	kconfig=$(git -C "$tree" show "$parent:net/sunrpc/Kconfig")
+	blob=$(echo "$kconfig" | awk '
+		{ print }
+		/^config SUNRPC_XPRT_RDMA$/ { in_rdma = 1 }
+		in_rdma && /^	  hardware platform, say N\.$/ {
+			in_rdma = 0
+			print ""
+			print "config SUNRPC_XPRT_RDMA_CM"
+			print "\ttristate \"RPC-over-RDMA inline threshold negotiation (Rust)\""
+			print "\tdepends on SUNRPC_XPRT_RDMA && RUST"
+			print "\thelp"
+			print "\t  rpcrdma_cm builds and reads the RPC-over-RDMA Version One"
+			print "\t  message (RFC 8797) in the RDMA-CM private data of every"
+			print "\t  NFS/RDMA connection, so that client and server agree on"
+			print "\t  inline thresholds larger than the 4KB default, or smaller,"
+			print "\t  and on Remote Invalidation, within limits the administrator"
+			print "\t  sets with its module parameters. Unloaded, xprtrdma and"
+			print "\t  svcrdma negotiate as before."
+			print ""
+			print "\t  To compile this support as a module, choose M. The module"
+			print "\t  will be called rpcrdma_cm.ko. If unsure, say N."
+		}' | git -C "$tree" hash-object -w --stdin)
+	git -C "$tree" update-index --add --cacheinfo "100644,$blob,net/sunrpc/Kconfig"
+	cat >"$work/msg" <<'EOF'
+SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private data hooks
+
+The CM private data hooks need a user in the tree. rpcrdma_cm is the
+one they were written for: it builds the RPC-over-RDMA Version One
+message (RFC 8797) of every connect and accept from the inline sizes
+and the Remote Invalidation policy an administrator sets as module
+parameters, reads the peer's, and answers the transport with the
+thresholds RFC 8797 gives for the two messages. It keeps a table of
+live connections, shown with counters in debugfs (rpcrdma_cm/), and
+its parameters can be changed at run time through debugfs files
+(rpcrdma_cm/parameters/), since module parameters of Rust modules are
+read-only after load.
+
+The protocol logic (proto/cm_private.rs: encoding, decoding and the
+negotiation) has no kernel dependency and is unit-tested on the host
+out of tree; boundary_kernel_crate.rs is the module's only contact with
+module parameters, debugfs and the clock. The same source builds out of
+tree for kernels with the hooks but without this patch.
+EOF
+	date=$(sed -n 's/^Date: //p' "$(the_patch 2>/dev/null || echo /dev/null)" 2>/dev/null || true)
+	[ -n "$date" ] || date=$(date -R)
+	out=$(GIT_AUTHOR_NAME="rpcrdma_cm developers" GIT_AUTHOR_EMAIL="rpcrdma-cm@example.org" \
+		GIT_COMMITTER_NAME="rpcrdma_cm developers" GIT_COMMITTER_EMAIL="rpcrdma-cm@example.org" \
+		GIT_AUTHOR_DATE="$date" GIT_COMMITTER_DATE="$date" \
+		git -C "$tree" commit-tree "$(git -C "$tree" write-tree)" -p "$parent" \
+		-F <(cat "$work/msg"; echo; echo "Signed-off-by: rpcrdma_cm developers <rpcrdma-cm@example.org>"))
+	unset GIT_INDEX_FILE
+	rm -f "$(the_patch 2>/dev/null || echo /nonexistent)"
+	local n
+	n=$(($(ls "$SERIES"/*.patch | wc -l) + 1))
+	git -C "$tree" format-patch -q --zero-commit -n --start-number "$n" -o "$SERIES" -1 "$out"
+	rm -rf "$work"
+	echo "in-tree-user: wrote $(the_patch) (commit $out in $tree, parent ${parent:0:12})"
+}
+
+case "${1:-}" in
+check) check ;;
+generate) [ -n "${2:-}" ] || rpcrdma_cm_die "usage: $0 generate TREE"; generate "$2" ;;
+*) echo "usage: $0 check | generate TREE" >&2; exit 2 ;;
+esac
