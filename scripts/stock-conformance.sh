@@ -17,7 +17,9 @@
 #   - with max_req_size 5000, a 4300-octet Reply to a 16 KB requester is
 #     ERR_CHUNK, the Accept having advertised 4 KB (stock: inline);
 # and pass the others (the grace period, the Replies that fit, a requester
-# that sent nothing). Prints KTAP, one test per subtest of the program.
+# that sent nothing, the kernel client at rdma_max_inline_read 5000: the
+# stock server sends it whatever fits its own buffers). Prints KTAP, one
+# test per subtest of the program.
 #
 #   scripts/stock-conformance.sh
 #   STOCK_CONFORMANCE_LOG=SAVED scripts/stock-conformance.sh   (judge a saved run)
@@ -42,7 +44,7 @@ fi
 results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p')
 
 ktap_print_header
-ktap_set_plan 22
+ktap_set_plan 23
 ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
 # outcome NAME: "ok" or "not ok" as the program said, "missing" if it did not.
 outcome() {
@@ -72,6 +74,8 @@ check() {
 }
 check ok "stock: the grace period ends (passes)" \
 	"the server's grace period ends: a 500-octet READ succeeds"
+check ok "stock: a client at rdma_max_inline_read 5000 reads 4300 octets (passes: stock's server sends them inline)" \
+	"a client with rdma_max_inline_read 5000 (advertised 4 KB) reads 4300 octets"
 for tr in rxe siw; do
 	w="$tr: without rpcrdma_cm"
 	check not "stock $tr: the Accept does not advertise the Remote Invalidation it uses (fails)" \

@@ -26,7 +26,7 @@ skip_unless_root
 ktap_print_header
 require_pyverbs
 TRANSPORTS="rxe siw"
-ktap_set_plan $((1 + 10 * 2))
+ktap_set_plan $((1 + 10 * 2 + 1))
 
 trap reply_cleanup EXIT
 rmmod rpcrdma_cm 2>/dev/null
@@ -63,6 +63,30 @@ odd_max_req_size() {
 	echo "$old" >$sysctl
 	return $ok
 }
+# client_odd_inline: the kernel client's side of the same rounding. With
+# rdma_max_inline_read at 5000 the client advertises 4 KB receive (whole
+# KB), so it must expect no Reply above 4 KB inline: an O_DIRECT READ of
+# 4300 octets (a Reply between the two) needs a Write chunk, or a server
+# that holds Replies to the 4 KB it was told answers ERR_CHUNK and the
+# READ fails with EIO. The sysctl is restored whatever happens.
+client_odd_inline() {
+	local sysctl=/proc/sys/sunrpc/rdma_max_inline_read old ok=0
+	old=$(cat $sysctl) || return 1
+	echo 5000 >$sysctl || return 1
+	head -c 4300 /dev/urandom >"$NFS_EXPORT/odd"
+	if mount_rdma "$rxe_ip" 4.2 soft,timeo=50,retrans=2; then
+		/usr/bin/python3 "$DIR/direct_io.py" read "$MNT/odd" /tmp/odd.back | sed 's/^/# /'
+		cmp -s "$NFS_EXPORT/odd" /tmp/odd.back || { ktap_print_msg "the READ of 4300 octets failed or differs"; ok=1; }
+		umount_rdma
+	else
+		ktap_print_msg "mount failed"
+		ok=1
+	fi
+	echo "$old" >$sysctl
+	return $ok
+}
+ktap_test_result "a client with rdma_max_inline_read 5000 (advertised 4 KB) reads 4300 octets" client_odd_inline
+
 for tr in $TRANSPORTS; do
 	reply_transport "$tr"
 	ktap_test_result "$tr: to a requester offering Remote Invalidation the Accept advertises it (flags 01)" \
