@@ -9,13 +9,13 @@
 # counts as failed, so no part of the run can disappear from the count.
 
 # The diagnostics a failing subtest printed just before its result (up to
-# six "# " lines since the previous result) go under its FAILED line, so
+# ten "# " lines since the previous result) go under its FAILED line, so
 # that the end of the run says why, not only what.
 context=()
 # remember LINE: keep LINE as context for the next result.
 remember() {
 	context+=("$1")
-	[ "${#context[@]}" -le 6 ] || context=("${context[@]:1}")
+	[ "${#context[@]}" -le 10 ] || context=("${context[@]:1}")
 }
 # with_context DESC: DESC, then the kept context lines indented (the
 # caller clears the context: this runs in a command substitution).
