@@ -18,7 +18,7 @@
 #     ERR_CHUNK, the Accept having advertised 4 KB (stock: inline; rxe
 #     only);
 # and pass the others (the grace period, the Replies that fit, a requester
-# that sent nothing, the kernel client at rdma_max_inline_read 5000: the
+# that sent nothing, the kernel client at rdma_max_inline_read 5119: the
 # stock server sends it whatever fits its own buffers). Prints KTAP, one
 # test per subtest of the program.
 #
@@ -75,8 +75,8 @@ check() {
 }
 check ok "stock: the grace period ends (passes)" \
 	"the server's grace period ends: a 500-octet READ succeeds"
-check ok "stock: a client at rdma_max_inline_read 5000 reads 4300 octets (passes: stock's server sends them inline)" \
-	"a client with rdma_max_inline_read 5000 (advertised 4 KB) reads 4300 octets"
+check ok "stock: a client at rdma_max_inline_read 5119 reads 4000 octets (passes: stock's server sends them inline)" \
+	"a client with rdma_max_inline_read 5119 (advertised 4 KB) reads 4000 octets"
 for tr in rxe siw; do
 	w="$tr: without rpcrdma_cm"
 	check not "stock $tr: the Accept does not advertise the Remote Invalidation it uses (fails)" \

@@ -67,19 +67,21 @@ odd_max_req_size() {
 	return $ok
 }
 # client_odd_inline: the kernel client's side of the same rounding. With
-# rdma_max_inline_read at 5000 the client advertises 4 KB receive (whole
-# KB), so it must expect no Reply above 4 KB inline: an O_DIRECT READ of
-# 4300 octets (a Reply between the two) needs a Write chunk, or a server
-# that holds Replies to the 4 KB it was told answers ERR_CHUNK and the
-# READ fails with EIO. The sysctl is restored whatever happens.
+# rdma_max_inline_read at 5119 the client advertises 4 KB receive (whole
+# KB, 1023 octets lost), so it must expect no Reply above 4 KB inline: an
+# O_DIRECT READ of 4000 octets (a Reply a little above 4 KB, which a client
+# that kept 5119 expects inline: the READ's Reply header leaves less than
+# the 1023 octets of room) needs a Write chunk, or a server that holds
+# Replies to the 4 KB it was told answers ERR_CHUNK and the READ fails with
+# EIO. The sysctl is restored whatever happens.
 client_odd_inline() {
 	local sysctl=/proc/sys/sunrpc/rdma_max_inline_read old ok=0
 	old=$(cat $sysctl) || return 1
-	echo 5000 >$sysctl || return 1
-	head -c 4300 /dev/urandom >"$NFS_EXPORT/odd"
+	echo 5119 >$sysctl || return 1
+	head -c 4000 /dev/urandom >"$NFS_EXPORT/odd"
 	if mount_rdma "$rxe_ip" 4.2 soft,timeo=50,retrans=2; then
 		/usr/bin/python3 "$DIR/direct_io.py" read "$MNT/odd" /tmp/odd.back | sed 's/^/# /'
-		cmp -s "$NFS_EXPORT/odd" /tmp/odd.back || { ktap_print_msg "the READ of 4300 octets failed or differs"; ok=1; }
+		cmp -s "$NFS_EXPORT/odd" /tmp/odd.back || { ktap_print_msg "the READ of 4000 octets failed or differs"; ok=1; }
 		umount_rdma
 	else
 		ktap_print_msg "mount failed"
@@ -88,7 +90,7 @@ client_odd_inline() {
 	echo "$old" >$sysctl
 	return $ok
 }
-ktap_test_result "a client with rdma_max_inline_read 5000 (advertised 4 KB) reads 4300 octets" client_odd_inline
+ktap_test_result "a client with rdma_max_inline_read 5119 (advertised 4 KB) reads 4000 octets" client_odd_inline
 
 for tr in $TRANSPORTS; do
 	reply_transport "$tr"
