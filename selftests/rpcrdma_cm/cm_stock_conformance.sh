@@ -68,29 +68,39 @@ odd_max_req_size() {
 }
 # client_odd_inline: the kernel client's side of the same rounding. With
 # rdma_max_inline_read at 5119 the client advertises 4 KB receive (whole
-# KB, 1023 octets lost), so it must expect no Reply above 4 KB inline: an
-# O_DIRECT READ of 4000 octets (a Reply a little above 4 KB, which a client
-# that kept 5119 expects inline: the READ's Reply header leaves less than
-# the 1023 octets of room) needs a Write chunk, or a server that holds
-# Replies to the 4 KB it was told answers ERR_CHUNK and the READ fails with
-# EIO. The sysctl is restored whatever happens.
+# KB), and against a server that sends 8 KB (max_req_size 8192) RFC 8797
+# gives min(8 KB, 4 KB): the client must take 4096 as its receive
+# threshold (xprtrdma_inline_thresh, "neg send/recv", a stock event), not
+# 5119, or it expects inline Replies the server will not send. (An NFS
+# READ cannot show it: the READ's worst-case Reply header takes more than
+# the 1023 octets of room.) A 4000-octet O_DIRECT READ round-trips. The
+# sysctls are restored whatever happens.
 client_odd_inline() {
-	local sysctl=/proc/sys/sunrpc/rdma_max_inline_read old ok=0
-	old=$(cat $sysctl) || return 1
-	echo 5119 >$sysctl || return 1
+	local rd=/proc/sys/sunrpc/rdma_max_inline_read req=/proc/sys/sunrpc/svc_rdma/max_req_size
+	local t=/sys/kernel/tracing old_rd old_req neg ok=0
+	old_rd=$(cat $rd) && old_req=$(cat $req) || return 1
+	echo 5119 >$rd && echo 8192 >$req || ok=1
+	mountpoint -q $t || mount -t tracefs nodev $t
+	echo >$t/trace
+	echo 1 >$t/events/rpcrdma/xprtrdma_inline_thresh/enable || ok=1
 	head -c 4000 /dev/urandom >"$NFS_EXPORT/odd"
-	if mount_rdma "$rxe_ip" 4.2 soft,timeo=50,retrans=2; then
+	if [ $ok = 0 ] && mount_rdma "$rxe_ip" 4.2 soft,timeo=50,retrans=2; then
+		neg=$(sed -n 's/.*neg send\/recv=[0-9]*\/\([0-9]*\),.*/\1/p' $t/trace | tail -n 1)
+		ktap_print_msg "the client's receive threshold: ${neg:-not traced} (it advertised 4096)"
+		[ "$neg" = 4096 ] || ok=1
 		/usr/bin/python3 "$DIR/direct_io.py" read "$MNT/odd" /tmp/odd.back | sed 's/^/# /'
 		cmp -s "$NFS_EXPORT/odd" /tmp/odd.back || { ktap_print_msg "the READ of 4000 octets failed or differs"; ok=1; }
 		umount_rdma
 	else
-		ktap_print_msg "mount failed"
+		ktap_print_msg "set-up or mount failed"
 		ok=1
 	fi
-	echo "$old" >$sysctl
+	echo 0 >$t/events/rpcrdma/xprtrdma_inline_thresh/enable
+	echo "$old_rd" >$rd
+	echo "$old_req" >$req
 	return $ok
 }
-ktap_test_result "a client with rdma_max_inline_read 5119 (advertised 4 KB) reads 4000 octets" client_odd_inline
+ktap_test_result "a client with rdma_max_inline_read 5119 (advertised 4 KB) takes 4096 from an 8 KB server" client_odd_inline
 
 for tr in $TRANSPORTS; do
 	reply_transport "$tr"
