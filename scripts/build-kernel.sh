@@ -26,10 +26,14 @@ for a in "$@"; do
 done
 
 fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config" "$RPCRDMA_CM_TOP/kconfig/base-$RPCRDMA_CM_KBASE.config")
-[ "$variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
 shopt -s nullglob
 patches=("$KBASE_PATCHES"/*.patch)
 shopt -u nullglob
+# Options of the series itself (kconfig/series-<base>.config), only with it.
+if [ ${#patches[@]} -gt 0 ] && [ -f "$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config" ]; then
+	fragments+=("$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config")
+fi
+[ "$variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
 
 input_hash() {
 	{
