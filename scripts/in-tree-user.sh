@@ -54,7 +54,7 @@ added_file() {
 check() {
 	local patch n=0 bad=0 pair intree src
 	echo "TAP version 13"
-	echo "1..$((${#FILES[@]} + 1))"
+	echo "1..$((${#FILES[@]} + 2))"
 	if ! patch=$(the_patch); then
 		echo "not ok 1 the 7.3 series has the in-tree user's patch (no \"SUNRPC: Add rpcrdma_cm,\" in patches/7.3)"
 		return 1
@@ -64,6 +64,21 @@ check() {
 		echo "ok 1 the in-tree user is the series' last patch ($(basename "$patch"))"
 	else
 		echo "not ok 1 the in-tree user is not the series' last patch ($(basename "$patch"))"
+		bad=1
+	fi
+	n=$((n + 1))
+	local want got
+	want=$(printf '%s\n' net/sunrpc/Kconfig net/sunrpc/xprtrdma/Makefile "$DIR/Makefile" \
+		$(for pair in "${FILES[@]}"; do echo "${pair%% *}"; done) | sort)
+	got=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$patch" | sort)
+	if [ "$want" = "$got" ] &&
+		grep -q '^+config SUNRPC_XPRT_RDMA_CM$' "$patch" &&
+		grep -qF '+obj-$(CONFIG_SUNRPC_XPRT_RDMA_CM) += rpcrdma_cm/' "$patch" &&
+		grep -qF '+rustflags-y += --cfg rpcrdma_cm_boundary_kernel_crate' "$patch"; then
+		echo "ok $n the patch touches exactly the Kconfig, the two Makefiles and the copied files"
+	else
+		echo "not ok $n the patch's files or its Kconfig/Makefile lines are not what generate writes"
+		echo "$got" | sed 's/^/# /'
 		bad=1
 	fi
 	for pair in "${FILES[@]}"; do
@@ -115,7 +130,7 @@ EOF
 		git -C "$tree" hash-object -w --stdin)
 	git -C "$tree" update-index --add --cacheinfo "100644,$blob,net/sunrpc/xprtrdma/Makefile"
 	kconfig=$(git -C "$tree" show "$parent:net/sunrpc/Kconfig")
-	blob=$(echo "$kconfig" | awk '
+	echo "$kconfig" | awk '
 		{ print }
 		/^config SUNRPC_XPRT_RDMA$/ { in_rdma = 1 }
 		in_rdma && /^	  hardware platform, say N\.$/ {
@@ -135,7 +150,10 @@ EOF
 			print ""
 			print "\t  To compile this support as a module, choose M. The module"
 			print "\t  will be called rpcrdma_cm.ko. If unsure, say N."
-		}' | git -C "$tree" hash-object -w --stdin)
+		}' >"$work/Kconfig"
+	grep -q '^config SUNRPC_XPRT_RDMA_CM$' "$work/Kconfig" ||
+		rpcrdma_cm_die "net/sunrpc/Kconfig in $tree: no place found for the new option (the end of SUNRPC_XPRT_RDMA's help moved)"
+	blob=$(git -C "$tree" hash-object -w "$work/Kconfig")
 	git -C "$tree" update-index --add --cacheinfo "100644,$blob,net/sunrpc/Kconfig"
 	cat >"$work/msg" <<'EOF'
 SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private data hooks

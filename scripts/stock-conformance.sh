@@ -45,7 +45,7 @@ fi
 results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p')
 
 ktap_print_header
-ktap_set_plan 22
+ktap_set_plan 23
 ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
 # outcome NAME: "ok" or "not ok" as the program said, "missing" if it did not.
 outcome() {
@@ -100,6 +100,12 @@ for tr in rxe siw; do
 done
 check not "stock rxe: with max_req_size 5000 it advertises 4 KB and sends 4300 octets inline (fails)" \
 	"with max_req_size 5000 the Accept advertises 4 KB and a 4300-octet Reply to a 16 KB requester is ERR_CHUNK"
+# The client rounding fails on stock for its reason, not for any: the
+# client's own threshold was the unrounded 5119.
+stock_client_unrounded() {
+	tr -d '\r' <"$log" | grep -q "^# # the client's receive threshold: 5119 "
+}
+ktap_test_result "stock: the client's receive threshold was the unrounded 5119 (why it fails)" stock_client_unrounded
 # To its end: the program's own totals line, and no runner timeout.
 ran_to_end() {
 	grep -q "^# # Totals: " "$log" && grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh" "$log" &&

@@ -295,6 +295,12 @@ sends_within() {
 		if [ "$who" = server ] && [ $((max * 2)) -le "$limit" ]; then
 			ok=1
 		fi
+		# Instead, the client's own send threshold is the limit: a client
+		# that lowered it would send every Call small and pass the above.
+		if [ "$who" = client ] && [ "$(trace_value "$d/client-trace" send_threshold)" != "$limit" ]; then
+			ktap_print_msg "${d##*/}: the client's traced send_threshold is $(trace_value "$d/client-trace" send_threshold), not $limit"
+			ok=1
+		fi
 	done
 	return $ok
 }

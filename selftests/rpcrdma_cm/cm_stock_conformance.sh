@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# RFC 8797 conformance of the kernel's own svcrdma, without rpcrdma_cm
-# (the series' stand-alone fixes; the module is never loaded here):
+# RFC 8797 conformance of the kernel's own svcrdma and xprtrdma, without
+# rpcrdma_cm (the series' stand-alone fixes; the module is never loaded):
 #  - the Accept advertises the Remote Invalidation the server uses: to a
 #    requester that offers it, over a device that can invalidate (rxe and
 #    siw can), the Accept's flags are 01;
@@ -10,10 +10,13 @@
 #    and the server's own send size: the checks of reply_lib.sh
 #    (ERR_CHUNK above 1 KB for a 1 KB requester, exactly 1 KB inline,
 #    above 4 KB for every requester; a requester that sent nothing is not
-#    held to 1 KB).
-# Over rxe and siw. Stock 7.3.4 and 6.12.118 fail the Accept's flag and
-# the four ERR_CHUNK checks of each transport (flags 00; each Reply sent
-# inline); scripts/stock-conformance.sh runs this program on the stock
+#    held to 1 KB), over rxe and siw (RPCRDMA_CM_REPLY_TRANSPORTS);
+#  - sizes that are not whole KB count as the private data carries them,
+#    rounded down: the client's rdma_max_inline_read (its receive
+#    threshold) and the server's max_req_size (its Reply limit), over rxe.
+# Stock 7.3.4 and 6.12.118 fail the Accept's flag, the four ERR_CHUNK
+# checks of each transport (flags 00; each Reply sent inline) and both
+# roundings; scripts/stock-conformance.sh runs this program on the stock
 # kernel and requires exactly that.
 
 DIR=$(dirname "$(readlink -f "$0")")
@@ -71,10 +74,10 @@ odd_max_req_size() {
 # KB), and against a server that sends 8 KB (max_req_size 8192) RFC 8797
 # gives min(8 KB, 4 KB): the client must take 4096 as its receive
 # threshold (xprtrdma_inline_thresh, "neg send/recv", a stock event), not
-# 5119, or it expects inline Replies the server will not send. (An NFS
-# READ cannot show it: the READ's worst-case Reply header takes more than
-# the 1023 octets of room.) A 4000-octet O_DIRECT READ round-trips. The
-# sysctls are restored whatever happens.
+# 5119, or it expects inline Replies the server will not send: a
+# 4000-octet O_DIRECT READ, which such a client sends without a Write
+# chunk, then fails with EIO (the server answers ERR_CHUNK); it must
+# round-trip. The sysctls are restored whatever happens.
 client_odd_inline() {
 	local rd=/proc/sys/sunrpc/rdma_max_inline_read req=/proc/sys/sunrpc/svc_rdma/max_req_size
 	local t=/sys/kernel/tracing old_rd old_req neg ok=0
