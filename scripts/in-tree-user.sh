@@ -97,8 +97,10 @@ check() {
 }
 
 generate() {
-	local tree=$1 prev parent work idx pair intree src blob kconfig makefile out date
-	prev=$(ls "$SERIES"/*.patch | grep -v -F "$(the_patch 2>/dev/null || echo none)" | tail -1)
+	local tree=$1 existing prev parent work idx pair intree src blob kconfig makefile out date
+	# The patch as it stands, if any: its Date is kept, and it is replaced.
+	existing=$(the_patch) || existing=
+	prev=$(ls "$SERIES"/*.patch | grep -v -F "${existing:-none}" | tail -1)
 	parent=$(git -C "$tree" log --format=%H -1 --fixed-strings \
 		--grep="$(sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$prev")")
 	[ -n "$parent" ] || rpcrdma_cm_die "no commit of ${prev##*/} in $tree"
@@ -175,7 +177,8 @@ out of tree; boundary_kernel_crate.rs is the module's only contact with
 module parameters, debugfs and the clock. The same source builds out of
 tree for kernels with the hooks but without this patch.
 EOF
-	date=$(sed -n 's/^Date: //p' "$(the_patch 2>/dev/null || echo /dev/null)" 2>/dev/null || true)
+	date=
+	[ -z "$existing" ] || date=$(sed -n 's/^Date: //p' "$existing")
 	[ -n "$date" ] || date=$(date -R)
 	out=$(GIT_AUTHOR_NAME="rpcrdma_cm developers" GIT_AUTHOR_EMAIL="rpcrdma-cm@example.org" \
 		GIT_COMMITTER_NAME="rpcrdma_cm developers" GIT_COMMITTER_EMAIL="rpcrdma-cm@example.org" \
@@ -183,7 +186,7 @@ EOF
 		git -C "$tree" commit-tree "$(git -C "$tree" write-tree)" -p "$parent" \
 		-F <(cat "$work/msg"; echo; echo "Signed-off-by: rpcrdma_cm developers <rpcrdma-cm@example.org>"))
 	unset GIT_INDEX_FILE
-	rm -f "$(the_patch 2>/dev/null || echo /nonexistent)"
+	[ -z "$existing" ] || rm -f "$existing"
 	local n
 	n=$(($(ls "$SERIES"/*.patch | wc -l) + 1))
 	git -C "$tree" format-patch -q --zero-commit -n --start-number "$n" -o "$SERIES" -1 "$out"
