@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel-crate boundary, for kernels whose kernel crate has module
-//! parameters and debugfs (`kernel::module_param`, `kernel::debugfs`; Linux
-//! 7.3): the module has no C file. Kbuild builds it with
-//! `--cfg rpcrdma_cm_boundary_kernel_crate`; `boundary_c_shim.rs` is the same
-//! interface on the C shim.
+//! The module's contact with module parameters, debugfs and the clock,
+//! through the kernel crate (`kernel::module_param`, `kernel::debugfs`): the
+//! module has no C file.
 //!
 //! The kernel crate's module parameters are read once, at load, and have no
-//! sysfs file. So [`load_params`] checks them as the C shim's setter does and
-//! copies them into run-time values, which [`params`] reads and which the
-//! files of `rpcrdma_cm/parameters/` in debugfs show and set, as
-//! `/sys/module/rpcrdma_cm/parameters/` does with the C shim.
+//! sysfs file. So [`load_params`] checks them and copies them into run-time
+//! values, which [`params`] reads and which the files of
+//! `rpcrdma_cm/parameters/` in debugfs show and set.
 //!
 //! This file has no `unsafe` code.
 
@@ -27,10 +24,10 @@ use kernel::sync::SetOnce;
 use kernel::time::{Instant, Monotonic, NSEC_PER_SEC};
 use kernel::uaccess::UserSliceReader;
 
-/// The smallest size parameter other than 0, as the C shim's.
+/// The smallest size parameter other than 0 (RFC 8797's smallest size).
 const SIZE_MIN: u32 = 1024;
 
-/// The largest size parameter, as the C shim's.
+/// The largest size parameter (RFC 8797's largest size).
 const SIZE_MAX: u32 = 256 * 1024;
 
 /// A size parameter.
@@ -60,7 +57,7 @@ impl SizeParam {
     }
 
     /// Set the parameter to `bytes`; `ERANGE`, and no change, if it is
-    /// neither 0 nor within `SIZE_MIN..=SIZE_MAX` (as the C shim's setter).
+    /// neither 0 nor within `SIZE_MIN..=SIZE_MAX`.
     fn set(&self, bytes: u32) -> Result {
         if bytes != 0 && !(SIZE_MIN..=SIZE_MAX).contains(&bytes) {
             return Err(ERANGE);
@@ -161,9 +158,9 @@ static SIZE_PARAMS: [&SizeParam; 4] = [
 /// The boolean parameters, in the order of their files.
 static BOOL_PARAMS: [&BoolParam; 2] = [&REMOTE_INVALIDATION, &SEND_PRIVATE_DATA];
 
-/// Take the parameters given at load: check each size as the C shim's
-/// setter does and put every value in effect. Fails with `EINVAL`, saying
-/// which, if a size is neither 0 nor within 1024..262144.
+/// Take the parameters given at load: check each size as
+/// [`SizeParam::set`] does and put every value in effect. Fails with
+/// `EINVAL`, saying which, if a size is neither 0 nor within 1024..262144.
 pub(crate) fn load_params() -> Result {
     let mut result = Ok(());
     for p in SIZE_PARAMS {
@@ -393,7 +390,7 @@ fn show_size(p: &SizeParam, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 }
 
 /// Writing a size parameter's file: what `kstrtouint(s, 0, ...)` accepts,
-/// set as the C shim's setter does (`ERANGE` out of range).
+/// set with [`SizeParam::set`] (`ERANGE` out of range).
 fn store_size(p: &SizeParam, reader: &mut UserSliceReader) -> Result {
     let mut buf = [0; WRITE_MAX];
     p.set(parse_uint(read_text(reader, &mut buf)?)?)

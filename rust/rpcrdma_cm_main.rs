@@ -10,10 +10,7 @@
 //! that tests it. Unloaded, the transports behave as stock.
 //!
 //! Module parameters, debugfs and the clock come through `boundary`, the
-//! one part that differs per kernel: Kbuild picks the kernel crate's
-//! `module_param` and `debugfs` where the kernel has them
-//! (`rpcrdma_cm_boundary_kernel_crate`), else the C shim
-//! `rpcrdma_cm_shim.c` (`rpcrdma_cm_boundary_c_shim`, Linux 6.12).
+//! one part that differs per kernel.
 
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};

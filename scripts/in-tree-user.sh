@@ -8,17 +8,22 @@
 #
 #   scripts/in-tree-user.sh check
 #       Exit 0 when every file the in-tree patch adds equals its source in
-#       this repository (KTAP, one test per file); the drift check of
-#       'make lint' and 'make check'. Needs no kernel tree.
+#       this repository, stripped as below (KTAP, one test per file); the
+#       drift check of 'make lint' and 'make check'. Needs no kernel tree.
 #   scripts/in-tree-user.sh generate TREE
 #       Write the patch again from the sources, on top of TREE, a git tree
 #       of the 7.3 series (the test kernel's cache tree or any clone): its
 #       commit of the series' patch before this one is the parent. Run it
 #       after changing the module, then rebuild the kernel.
 #
-# The in-tree copy is the kernel crate build (the --cfg the out-of-tree
-# Kbuild sets for Linux 7.3); the C shim and the table benchmark stay out
-# of tree: their modules are cfg'd out and not copied.
+# The in-tree copy is the kernel crate build (what the out-of-tree Kbuild
+# builds for Linux 7.3), without the out-of-tree scaffolding:
+# scripts/in-tree-strip.awk drops the C shim's and the table benchmark's
+# items, the host unit tests, the compile_error! for builds without Kbuild
+# and the doctest lines naming the host crate, and the kernel crate
+# boundary's cfg. The patch also adds a MAINTAINERS entry for the Rust
+# files; its M: (and R:) lines are the submitter's, written by
+# scripts/upstream-series.sh, since no name is invented here.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,6 +46,20 @@ the_patch() {
 	return 1
 }
 
+# stripped SRC: the in-tree copy of the repository file SRC.
+stripped() {
+	awk -f "$RPCRDMA_CM_TOP/scripts/in-tree-strip.awk" "$RPCRDMA_CM_TOP/$1"
+}
+
+# The MAINTAINERS entry the patch adds (without M:/R:, see above).
+MAINTAINERS_ENTRY="$RPCRDMA_CM_MAINTAINERS_HEAD
+L:	linux-nfs@vger.kernel.org
+L:	rust-for-linux@vger.kernel.org
+S:	Maintained
+F:	include/linux/sunrpc/rpc_rdma_cm.h
+F:	net/sunrpc/xprtrdma/rpcrdma_cm/
+F:	rust/kernel/sunrpc/"
+
 # added_file PATCH PATH: the content PATCH gives the new file PATH.
 added_file() {
 	awk -v path="$2" '
@@ -54,7 +73,7 @@ added_file() {
 check() {
 	local patch n=0 bad=0 pair intree src
 	echo "TAP version 13"
-	echo "1..$((${#FILES[@]} + 2))"
+	echo "1..$((${#FILES[@]} + 3))"
 	if ! patch=$(the_patch); then
 		echo "not ok 1 the 7.3 series has the in-tree user's patch (no \"SUNRPC: Add rpcrdma_cm,\" in patches/7.3)"
 		return 1
@@ -68,14 +87,15 @@ check() {
 	fi
 	n=$((n + 1))
 	local want got
-	want=$(printf '%s\n' net/sunrpc/Kconfig net/sunrpc/xprtrdma/Makefile "$DIR/Makefile" \
+	want=$(printf '%s\n' MAINTAINERS net/sunrpc/Kconfig net/sunrpc/xprtrdma/Makefile "$DIR/Makefile" \
 		$(for pair in "${FILES[@]}"; do echo "${pair%% *}"; done) | sort)
 	got=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$patch" | sort)
 	if [ "$want" = "$got" ] &&
 		grep -q '^+config SUNRPC_XPRT_RDMA_CM$' "$patch" &&
 		grep -qF '+obj-$(CONFIG_SUNRPC_XPRT_RDMA_CM) += rpcrdma_cm/' "$patch" &&
-		grep -qF '+rustflags-y += --cfg rpcrdma_cm_boundary_kernel_crate' "$patch"; then
-		echo "ok $n the patch touches exactly the Kconfig, the two Makefiles and the copied files"
+		! grep -q '^+rustflags' "$patch" &&
+		grep -qxF "+${MAINTAINERS_ENTRY%%$'\n'*}" "$patch"; then
+		echo "ok $n the patch touches exactly MAINTAINERS, the Kconfig, the two Makefiles and the copied files"
 	else
 		echo "not ok $n the patch's files or its Kconfig/Makefile lines are not what generate writes"
 		echo "$got" | sed 's/^/# /'
@@ -84,8 +104,8 @@ check() {
 	for pair in "${FILES[@]}"; do
 		read -r intree src <<<"$pair"
 		n=$((n + 1))
-		if diff -u "$RPCRDMA_CM_TOP/$src" <(added_file "$patch" "$intree") >/tmp/in-tree-user.diff.$$ 2>&1; then
-			echo "ok $n $intree equals $src"
+		if diff -u <(stripped "$src") <(added_file "$patch" "$intree") >/tmp/in-tree-user.diff.$$ 2>&1; then
+			echo "ok $n $intree equals $src, stripped"
 		else
 			echo "not ok $n $intree differs from $src (run scripts/in-tree-user.sh generate TREE)"
 			head -20 /tmp/in-tree-user.diff.$$ | sed 's/^/# /'
@@ -93,6 +113,21 @@ check() {
 		fi
 		rm -f /tmp/in-tree-user.diff.$$
 	done
+	# A new kind of scaffolding in the sources that the strip does not know.
+	n=$((n + 1))
+	local left
+	left=$(for pair in "${FILES[@]}"; do
+		read -r intree src <<<"$pair"
+		stripped "$src" | grep -n -E 'cfg\((not\()?(any\()?rpcrdma_cm_|cfg\(test\)|compile_error!|rpcrdma_cm_proto' |
+			sed "s|^|$intree:|" || true
+	done)
+	if [ -z "$left" ]; then
+		echo "ok $n the in-tree copy has no out-of-tree cfg, test module, compile_error! or host crate name"
+	else
+		echo "not ok $n the in-tree copy still has out-of-tree scaffolding (extend scripts/in-tree-strip.awk)"
+		echo "$left" | head -10 | sed 's/^/# /'
+		bad=1
+	fi
 	return $bad
 }
 
@@ -110,7 +145,7 @@ generate() {
 	git -C "$tree" read-tree "$parent"
 	for pair in "${FILES[@]}"; do
 		read -r intree src <<<"$pair"
-		blob=$(git -C "$tree" hash-object -w "$RPCRDMA_CM_TOP/$src")
+		blob=$(stripped "$src" | git -C "$tree" hash-object -w --stdin)
 		git -C "$tree" update-index --add --cacheinfo "100644,$blob,$intree"
 	done
 	blob=$(git -C "$tree" hash-object -w --stdin <<'EOF'
@@ -123,7 +158,6 @@ generate() {
 obj-$(CONFIG_SUNRPC_XPRT_RDMA_CM) += rpcrdma_cm.o
 
 rpcrdma_cm-y := rpcrdma_cm_main.o
-rustflags-y += --cfg rpcrdma_cm_boundary_kernel_crate
 EOF
 )
 	git -C "$tree" update-index --add --cacheinfo "100644,$blob,$DIR/Makefile"
@@ -157,6 +191,30 @@ EOF
 		rpcrdma_cm_die "net/sunrpc/Kconfig in $tree: no place found for the new option (the end of SUNRPC_XPRT_RDMA's help moved)"
 	blob=$(git -C "$tree" hash-object -w "$work/Kconfig")
 	git -C "$tree" update-index --add --cacheinfo "100644,$blob,net/sunrpc/Kconfig"
+	# MAINTAINERS: between two entries whose names enclose its name (the
+	# file is sorted only in runs), where the one before shares the
+	# longest prefix with it.
+	git -C "$tree" show "$parent:MAINTAINERS" | LC_ALL=C awk -v entry="$MAINTAINERS_ENTRY" '
+		function common(a, b,   i) { for (i = 1; substr(a, i, 1) == substr(b, i, 1) && i <= length(a); i++); return i - 1 }
+		BEGIN { name = entry; sub(/\n.*/, "", name) }
+		{ line[NR] = $0 }
+		/^3C59X NETWORK DRIVER$/ { started = 1 }
+		started && (NR == 1 || line[NR - 1] == "") && /^[A-Z0-9]/ {
+			if (last && head[last] < name && $0 > name && common(head[last], name) > best) {
+				best = common(head[last], name); at = NR
+			}
+			head[NR] = $0; last = NR
+		}
+		END {
+			for (i = 1; i <= NR; i++) {
+				if (i == at) { print entry; print "" }
+				print line[i]
+			}
+		}' >"$work/MAINTAINERS"
+	grep -qxF "${MAINTAINERS_ENTRY%%$'\n'*}" "$work/MAINTAINERS" ||
+		rpcrdma_cm_die "MAINTAINERS in $tree: no place found for the entry"
+	blob=$(git -C "$tree" hash-object -w "$work/MAINTAINERS")
+	git -C "$tree" update-index --add --cacheinfo "100644,$blob,MAINTAINERS"
 	cat >"$work/msg" <<'EOF'
 SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private data hooks
 

@@ -4,6 +4,9 @@
 RPCRDMA_CM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RPCRDMA_CM_TOOLS=${RPCRDMA_CM_TOOLS:-/opt/rpcrdma-cm-tools}
 RPCRDMA_CM_CACHE=${RPCRDMA_CM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcrdma_cm}
+# The MAINTAINERS entry the in-tree user adds for the Rust files
+# (in-tree-user.sh writes it, upstream-series.sh gives it its people).
+RPCRDMA_CM_MAINTAINERS_HEAD="SUNRPC RPC-OVER-RDMA CM PRIVATE DATA HOOKS [RUST]"
 # The kernel base: 7.3 (mainline: patches/7.3, the series meant for
 # upstream) or 6.12 (LTS: patches/6.12, the backport). Every kernel,
 # module and guest script works on the base RPCRDMA_CM_KBASE names.

@@ -31,6 +31,11 @@
 #    subject is the tag's) or else against patches/upstream/fixes-evidence
 #    (what is known of each commit, and from where); a tag found in
 #    neither fails the run, and so does a placeholder address left anywhere.
+#  - MAINTAINERS: the in-tree user's entry for the Rust files (scripts/
+#    in-tree-user.sh) gets the submitter as M: and, when
+#    RPCRDMA_CM_RUST_REVIEWER names one ("Name <address>", a person who
+#    agreed; placeholders refused), an R: line. Without it the report
+#    says the entry has no Rust reviewer yet.
 #  - 6.12 (stable): each patch gets "commit <id> upstream." from
 #    STABLE_UPSTREAM_IDS (lines "subject<TAB>id") once mainline has it;
 #    without it the report says the set waits for mainline.
@@ -75,6 +80,11 @@ if echo "$ident" | grep -qiE "$PLACEHOLDER"; then
 		echo "or run with --preview to read the series without sending it." >&2
 		exit 2
 	fi
+fi
+reviewer=${RPCRDMA_CM_RUST_REVIEWER:-}
+if [ -n "$reviewer" ] && { echo "$reviewer" | grep -qiE "$PLACEHOLDER" || ! echo "$reviewer" | grep -qE '^[^<>]+ <[^<>@ ]+@[^<> ]+>$'; }; then
+	echo "upstream-series: refused: RPCRDMA_CM_RUST_REVIEWER='$reviewer' is no \"Name <address>\" of a person" >&2
+	exit 2
 fi
 ident_name=${ident% <*}
 ident_email=${ident##*<} ident_email=${ident_email%>}
@@ -171,17 +181,41 @@ for base in "${bases[@]}"; do
 	G=(git --git-dir="$work/k.git")
 	parent=$root
 	new=()
+	maintainers_at=
 	for c in "${commits[@]}"; do
 		"${G[@]}" log -1 --format=%B "$c" |
 			sed -E "s/^Signed-off-by: rpcrdma_cm developers <[^>]*>\$/Signed-off-by: $ident_name <$ident_email>/" >"$work/msg"
 		grep -qxF "Signed-off-by: $ident_name <$ident_email>" "$work/msg" ||
 			git interpret-trailers --in-place --trailer "Signed-off-by: $ident_name <$ident_email>" "$work/msg"
+		tree=$("${G[@]}" rev-parse "$c^{tree}")
+		# The Rust entry in MAINTAINERS gets its people here.
+		if [ "$("${G[@]}" rev-parse "$c:MAINTAINERS")" != "$("${G[@]}" rev-parse "$root:MAINTAINERS")" ] &&
+			"${G[@]}" show "$c:MAINTAINERS" | grep -qxF "$RPCRDMA_CM_MAINTAINERS_HEAD"; then
+			blob=$("${G[@]}" show "$c:MAINTAINERS" |
+				awk -v head="$RPCRDMA_CM_MAINTAINERS_HEAD" -v m="$ident_name <$ident_email>" -v r="$reviewer" '
+					{ print }
+					$0 == head { print "M:\t" m; if (r != "") print "R:\t" r }' |
+				"${G[@]}" hash-object -w --stdin)
+			GIT_INDEX_FILE=$work/index "${G[@]}" read-tree "$tree"
+			GIT_INDEX_FILE=$work/index "${G[@]}" update-index --cacheinfo "100644,$blob,MAINTAINERS"
+			tree=$(GIT_INDEX_FILE=$work/index "${G[@]}" write-tree)
+			maintainers_at=$("${G[@]}" log -1 --format=%s "$c")
+		fi
 		parent=$(GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
 			GIT_AUTHOR_DATE=$("${G[@]}" log -1 --format=%aD "$c") \
 			GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
-			"${G[@]}" commit-tree "$c^{tree}" -p "$parent" -F "$work/msg")
+			"${G[@]}" commit-tree "$tree" -p "$parent" -F "$work/msg")
 		new+=("$parent")
 	done
+
+	if [ -n "$maintainers_at" ]; then
+		say "MAINTAINERS \"$RPCRDMA_CM_MAINTAINERS_HEAD\" (in \"$maintainers_at\"): M: $ident_name <$ident_email>"
+		if [ -n "$reviewer" ]; then
+			say "  R: $reviewer"
+		else
+			say "  no R: yet: Rust-for-Linux asks for a Rust reviewer of the Rust files; name one who agreed with RPCRDMA_CM_RUST_REVIEWER"
+		fi
+	fi
 
 	while read -r set first last prefix; do
 		case "$set" in ''|'#'*) continue ;; esac
