@@ -233,7 +233,8 @@ guest_suite() {
 	# debugfs_unload.sh skips as a whole on a kernel whose Rust crate has
 	# no debugfs (6.12), cm_fault_injection.sh on a kernel without
 	# failslab (6.12's default variant, kconfig/base-7.3.config says
-	# why), cm_in_tree.sh on one without the in-tree module: allowed
+	# why), cm_in_tree.sh on one without the in-tree module and
+	# cm_kunit.sh on one without the abstraction's KUnit tests: allowed
 	# there only.
 	local allow=${RPCRDMA_CM_ALLOW_SKIP:-} tree
 	tree=$(scripts/build-kernel.sh --print-dir)
@@ -245,6 +246,8 @@ guest_suite() {
 	# series' in-tree user is a mainline patch only).
 	grep -qx 'CONFIG_SUNRPC_XPRT_RDMA_CM=m' "$tree/.config" ||
 		allow="${allow:+$allow,}cm_in_tree.sh"
+	grep -qx 'CONFIG_RUST_SUNRPC_RDMA_CM_KUNIT_TEST=y' "$tree/.config" ||
+		allow="${allow:+$allow,}cm_kunit.sh"
 	RPCRDMA_CM_ALLOW_SKIP=$allow tally_selftests "$logs/selftests-$base.log" "${programs[@]}"
 	# The guest's own end (selftests.sh says why on its last lines).
 	if [ $st_rc -ne 0 ] && [ "$failed" -eq "$failed_before" ]; then

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Connect to an RPC-over-RDMA listener with chosen CM private data.
 
-Usage: cm_probe.py [--times N] ADDRESS PORT HEX [READ_FILE COUNT]
+Usage: cm_probe.py [--times N | --hold SECONDS] ADDRESS PORT HEX [READ_FILE COUNT]
 
 Sends HEX (any length up to 56 octets, "" for none) as the private data of
 the rdma_cm connect, prints the private data of the accept in hex (first
@@ -14,6 +14,10 @@ RPC-over-RDMA RDMA_MSG with no chunks at all, so the whole reply has to
 come inline, and prints a second line "proc=P err=E len=L": the reply's
 RPC-over-RDMA procedure (0 RDMA_MSG, 4 RDMA_ERROR), error code (2 is
 ERR_CHUNK) and the length of the Send received.
+
+With --hold SECONDS it keeps the connection that long before it
+disconnects (its lines printed first), so that the server's view of it
+can be read meanwhile.
 
 With --times N it connects, reads (if asked) and disconnects N times in a
 row, printing the lines of the last connection only.
@@ -90,8 +94,8 @@ def read_inline(cmid, name, count):
     print(f"proc={proc} err={err if proc == 4 else 0} len={wc.byte_len} nfs_status={status}")
 
 
-def connect_once(addr, port, pdata, read_args, quiet):
-    """One connection: connect, optionally READ inline, disconnect."""
+def connect_once(addr, port, pdata, read_args, quiet, hold=0.0):
+    """One connection: connect, optionally READ inline, hold, disconnect."""
     channel = CMEventChannel()
     cmid = CMID(creator=channel, port_space=ce.RDMA_PS_TCP)
     info = AddrInfo(dst=addr, dst_service=port, port_space=ce.RDMA_PS_TCP)
@@ -112,6 +116,8 @@ def connect_once(addr, port, pdata, read_args, quiet):
         print(bytes(reply).hex())
     if read_args and not quiet:
         read_inline(cmid, read_args[0].encode(), int(read_args[1]))
+    sys.stdout.flush()
+    time.sleep(hold)
     cmid.disconnect()
     expect(channel, ce.RDMA_CM_EVENT_DISCONNECTED).ack_cm_event()
     cmid.close()
@@ -171,16 +177,19 @@ def main():
         go_file = args[5] if len(args) == 6 else None
         accept_once(args[1], args[2], bytes.fromhex(args[3]), float(args[4]), go_file)
         return
-    times = 1
+    times, hold = 1, 0.0
     if args[:1] == ["--times"]:
         times = int(args[1])
+        args = args[2:]
+    elif args[:1] == ["--hold"]:
+        hold = float(args[1])
         args = args[2:]
     if len(args) not in (3, 5) or times < 1:
         raise SystemExit(__doc__)
     addr, port, hexdata = args[:3]
     pdata = bytes.fromhex(hexdata)
     for i in range(times):
-        connect_once(addr, port, pdata, args[3:], quiet=i < times - 1)
+        connect_once(addr, port, pdata, args[3:], quiet=i < times - 1, hold=hold)
 
 
 if __name__ == "__main__":

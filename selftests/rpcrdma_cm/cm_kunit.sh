@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The abstraction's KUnit tests (kernel::sunrpc::rdma_cm, suite
+# rust_sunrpc_rdma_cm, CONFIG_RUST_SUNRPC_RDMA_CM_KUNIT_TEST): built into
+# the 7.3 test kernels, they ran at boot; this reports each of their
+# results from the kernel log as one of its own, so that a failing KUnit
+# case fails the suite. Skipped on a kernel without them (6.12: the
+# abstraction's tests need the kernel crate's #[kunit_tests]).
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+SUITE=rust_sunrpc_rdma_cm
+ktap_print_header
+# The suite's block: from its "# Subtest:" line to its own result line,
+# one level of indentation deeper than the suite's result.
+log=$(dmesg | sed 's/^\[[^]]*\] //' | awk -v s="$SUITE" '
+	$0 ~ "^ *# Subtest: " s "$" { inside = 1; next }
+	inside && $0 ~ "^ *(not )?ok [0-9]+ " s "( |$)" { print "SUITE " $0; exit }
+	inside { print }')
+if [ -z "$log" ]; then
+	ktap_skip_all "no KUnit suite $SUITE in the kernel log (kernel without CONFIG_RUST_SUNRPC_RDMA_CM_KUNIT_TEST)"
+	exit "$KSFT_SKIP"
+fi
+cases=$(echo "$log" | grep -E '^ *(not )?ok [0-9]+ [a-z_]+' | grep -v '^SUITE')
+n=$(echo "$cases" | grep -c .)
+# At least the six cases the patch adds: a suite that lost some fails.
+ktap_set_plan $((n + 2))
+kunit_case() { echo "$cases" | grep -qE "^ *ok [0-9]+ $1( |\$)"; }
+for name in $(echo "$cases" | sed -E 's/^ *(not )?ok [0-9]+ ([a-z_0-9]+).*/\2/'); do
+	if ! kunit_case "$name"; then
+		echo "$log" | grep -E '^ *# ' | head -10 | sed 's/^ */# /'
+	fi
+	ktap_test_result "KUnit $SUITE: $name" kunit_case "$name"
+done
+six_or_more() { [ "$n" -ge 6 ]; }
+ktap_test_result "the suite ran its six cases or more ($n)" six_or_more
+suite_ok() { echo "$log" | grep -qE "^SUITE +ok [0-9]+ $SUITE"; }
+ktap_test_result "KUnit suite $SUITE passed as a whole" suite_ok
+ktap_finished
