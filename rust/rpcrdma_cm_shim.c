@@ -110,17 +110,24 @@ void rpcrdma_cm_warn_no_memory(void)
 static struct dentry *rpcrdma_cm_debugfs_dir;
 
 /*
- * rpcrdma_cm/connections walks the connection table by cookie, one line
- * at a time: the table's lock is taken for each line, never across a
+ * rpcrdma_cm/connections walks the connection table in cookie order, one
+ * line at a time: the table's lock is taken for each line, never across a
  * read(), so a reader holds up connection setup for one line at most,
- * however many connections there are. @pos is the position of @cookie,
- * so that a read() that goes on where the last one stopped continues
- * from there instead of walking from the start.
+ * however many connections there are. The iterator keeps @next, the
+ * smallest cookie the line at @pos may have: the cookie of the line
+ * to show there, or one above the last line shown. A line whose
+ * connection closes meanwhile is followed by its successor, not skipped,
+ * and a read() after the end continues from the last cookie shown, so
+ * that one open file never shows a connection twice. @pos 0 (a new open
+ * or a seek to the start) walks from the first cookie; any other
+ * position the iterator does not hold counts lines from there.
  */
 struct rpcrdma_cm_conn_iter {
 	const void	*state;
 	bool		valid;
+	bool		past_last;
 	loff_t		pos;
+	unsigned long	next;
 	unsigned long	cookie;
 };
 
@@ -129,26 +136,38 @@ static void *rpcrdma_cm_conn_seek(struct rpcrdma_cm_conn_iter *it, loff_t pos)
 	unsigned long key = 0;
 	loff_t at = 0;
 
-	if (it->valid && it->pos <= pos) {
-		key = it->cookie;
+	if (it->valid && pos != 0 && pos >= it->pos) {
+		/* Cookies above ULONG_MAX do not exist */
+		if (it->past_last)
+			return NULL;
+		key = it->next;
 		at = it->pos;
 	}
+	it->valid = false;
 	for (;;) {
 		if (!rpcrdma_cm_conn_at_or_after(it->state, key, &key)) {
-			it->valid = false;
+			/* The end: a later read() continues from here */
+			it->valid = true;
+			it->past_last = false;
+			it->pos = at;
+			it->next = key;
 			return NULL;
 		}
 		if (at == pos)
 			break;
 		if (key == ULONG_MAX) {
-			it->valid = false;
+			it->valid = true;
+			it->past_last = true;
+			it->pos = at + 1;
 			return NULL;
 		}
 		key++;
 		at++;
 	}
 	it->valid = true;
+	it->past_last = false;
 	it->pos = pos;
+	it->next = key;
 	it->cookie = key;
 	return it;
 }
@@ -160,8 +179,18 @@ static void *rpcrdma_cm_conn_start(struct seq_file *m, loff_t *pos)
 
 static void *rpcrdma_cm_conn_next(struct seq_file *m, void *v, loff_t *pos)
 {
+	struct rpcrdma_cm_conn_iter *it = v;
+
 	++*pos;
-	return rpcrdma_cm_conn_seek(m->private, *pos);
+	/* The line at *pos has a cookie above the one just shown */
+	if (it->cookie == ULONG_MAX) {
+		it->past_last = true;
+		it->pos = *pos;
+		return NULL;
+	}
+	it->pos = *pos;
+	it->next = it->cookie + 1;
+	return rpcrdma_cm_conn_seek(it, *pos);
 }
 
 static void rpcrdma_cm_conn_stop(struct seq_file *m, void *v)

@@ -20,7 +20,7 @@ require_module_ko
 # The module over rxe; cm_stock_conformance.sh runs the same checks over
 # rxe and siw without it, and cm_iwarp_short.sh the module over siw.
 TRANSPORTS="rxe"
-ktap_set_plan $((1 + 8 + 5))
+ktap_set_plan $((1 + 8 + 7))
 
 trap reply_cleanup EXIT
 reply_setup
@@ -52,15 +52,17 @@ ktap_test_result "rpcrdma_cm responder_send_size=16384: a requester that sent no
 	expect $CLIENT_NONE huge 6000 inline 16384
 
 # The server's buffers at 1 KB (its Send SGE count then 4): a requester
-# that sent no private data and reads 3001 octets (the XDR pad adds a
-# tail) gets ERR_CHUNK, as the server's own 1 KB send size says, and the
-# svcrdma_reply_over_threshold event says why (length, threshold 1024).
+# that sent no private data gets ERR_CHUNK for a 3001-octet READ (the XDR
+# pad adds a tail SGE) and for a 3000-octet one (a multiple of 4: no pad,
+# no tail), as the server's own 1 KB send size says, whatever the Reply
+# maps onto, and the svcrdma_reply_over_threshold event says why (length,
+# threshold 1024); a 500-octet READ still comes inline.
 over_threshold_traced() {
 	local t=/sys/kernel/tracing ev
 	ev=$t/events/rpcrdma/svcrdma_reply_over_threshold/enable
 	[ -w $ev ] || { ktap_print_msg "no svcrdma_reply_over_threshold event"; return 1; }
 	echo 0 >$t/tracing_on && echo >$t/trace && echo 1 >$ev && echo 1 >$t/tracing_on
-	expect $CLIENT_NONE big 3001 err_chunk 1024
+	expect $CLIENT_NONE big "$1" err_chunk 1024
 	local rc=$?
 	echo 0 >$ev
 	grep svcrdma_reply_over_threshold $t/trace | sed 's/^/# /'
@@ -68,7 +70,11 @@ over_threshold_traced() {
 }
 reload responder_send_size=1024 responder_recv_size=1024 ||
 	ktap_exit_fail_msg "insmod responder_send_size=1024 failed"
-ktap_test_result "rpcrdma_cm at 1 KB: a requester without private data gets ERR_CHUNK for 3001 octets, and the event says why" \
-	over_threshold_traced
+ktap_test_result "rpcrdma_cm at 1 KB: a requester without private data gets ERR_CHUNK for 3001 octets (padded), and the event says why" \
+	over_threshold_traced 3001
+ktap_test_result "rpcrdma_cm at 1 KB: the same for 3000 octets (no pad), and the event says why" \
+	over_threshold_traced 3000
+ktap_test_result "rpcrdma_cm at 1 KB: a requester without private data gets a 500-octet READ inline" \
+	expect $CLIENT_NONE small 500 inline 1024
 
 ktap_finished

@@ -13,6 +13,9 @@
 #    until the previous one's lines are gone) and its values equal what the
 #    transports applied, as the tracepoints report them;
 #  - debugfs lines go away when the connection closes;
+#  - one open connections file shows each connection once, also when it is
+#    read again after its end with more connections up (requesters of
+#    cm_probe.py held open);
 #  - module unloaded: the stock negotiation (same values as with the
 #    module at its defaults), no debugfs directory.
 
@@ -30,7 +33,8 @@ CONN=$D/rpcrdma_cm/connections
 
 ktap_print_header
 require_module_ko
-ktap_set_plan $(( $(echo $SIZES | wc -w) ** 2 + 7 ))
+require_pyverbs
+ktap_set_plan $(( $(echo $SIZES | wc -w) ** 2 + 9 ))
 
 guest_setup rxe nfsd
 for e in xprtrdma_inline_thresh xprtrdma_cm_private svcrdma_cm_private; do
@@ -210,6 +214,57 @@ no_lines_left() {
 	return 1
 }
 ktap_test_result "debugfs lines go away when connections close" no_lines_left
+
+# One open file of rpcrdma_cm/connections shows each connection once: a
+# reader that read to the end and reads again after more connections came
+# gets only lines it has not shown (on 6.12 the C shim's walk continues
+# from the last cookie shown; an earlier walk counted positions from the
+# first cookie again, and showed a connection twice whenever a newer one
+# had a smaller cookie). Connections: userspace requesters held open
+# (cm_probe.py --hold), each line told apart by the requester's port.
+one_file_shows_each_once() {
+	local dir pids=() i n
+	dir=$(mktemp -d)
+	hold_probe() {
+		/usr/bin/python3 "$DIR/cm_probe.py" --hold 20 "$ip" "$NFS_PORT" f6ab0e1801010303 >/dev/null &
+		pids+=($!)
+	}
+	wait_lines() {
+		for i in $(seq 1 150); do
+			[ "$(grep -c '^role=responder' $CONN)" -ge "$1" ] && return 0
+			sleep 0.2
+		done
+		return 1
+	}
+	hold_probe
+	wait_lines 1 || { ktap_print_msg "the first requester never showed up"; kill "${pids[@]}"; return 1; }
+	/usr/bin/python3 - "$CONN" "$dir" <<'PY' &
+import os, sys, time
+conn, d = sys.argv[1], sys.argv[2]
+with open(conn) as f:
+    open(d + "/first", "w").write(f.read())
+    while not os.path.exists(d + "/go"):
+        time.sleep(0.1)
+    open(d + "/second", "w").write(f.read())
+PY
+	local reader=$!
+	for i in 1 2 3 4; do hold_probe; done
+	wait_lines 5 || ktap_print_msg "only $(grep -c '^role=responder' $CONN) responder lines"
+	touch "$dir/go"
+	wait $reader
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+	sed 's/^/# first read: /' "$dir/first"
+	sed 's/^/# after the end: /' "$dir/second"
+	n=$(cat "$dir/first" "$dir/second" | grep '^role=responder' | sed -n 's/.* peer=\([^ ]*\) .*/\1/p' | sort | uniq -d | wc -l)
+	i=$(grep -c '^role=responder' "$dir/first")
+	rm -rf "$dir"
+	ktap_print_msg "first read $i responder line(s), lines shown twice: $n"
+	[ "$i" -ge 1 ] && [ "$n" = 0 ]
+}
+ktap_test_result "one open connections file shows each connection once, also when read again after its end" \
+	one_file_shows_each_once
+ktap_test_result "and their lines go away too" no_lines_left
 
 for p in requester_send_size requester_recv_size responder_send_size responder_recv_size; do
 	echo 0 >$P/$p
