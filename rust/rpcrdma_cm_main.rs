@@ -6,11 +6,10 @@
 //! `rpcrdma_cm` hooks it builds the private data of every connect and
 //! accept, parses the peer's, and hands the negotiated inline thresholds
 //! and the Remote Invalidation decision to the transport. Every protocol
-//! decision comes from the pure core in `proto/`, shared with the host crate
-//! that tests it. Unloaded, the transports behave as stock.
+//! decision comes from the pure core in `proto/`, which has no kernel
+//! dependency. Unloaded, the transports behave as stock.
 //!
-//! Module parameters, debugfs and the clock come through `boundary`, the
-//! one part that differs per kernel.
+//! Module parameters, debugfs and the clock come through `boundary`.
 
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -184,7 +184,8 @@ for base in "${bases[@]}"; do
 	maintainers_at=
 	for c in "${commits[@]}"; do
 		"${G[@]}" log -1 --format=%B "$c" |
-			sed -E "s/^Signed-off-by: rpcrdma_cm developers <[^>]*>\$/Signed-off-by: $ident_name <$ident_email>/" >"$work/msg"
+			SOB="Signed-off-by: $ident_name <$ident_email>" \
+				awk '/^Signed-off-by: rpcrdma_cm developers <[^>]*>$/ { print ENVIRON["SOB"]; next } { print }' >"$work/msg"
 		grep -qxF "Signed-off-by: $ident_name <$ident_email>" "$work/msg" ||
 			git interpret-trailers --in-place --trailer "Signed-off-by: $ident_name <$ident_email>" "$work/msg"
 		tree=$("${G[@]}" rev-parse "$c^{tree}")
@@ -192,9 +193,12 @@ for base in "${bases[@]}"; do
 		if [ "$("${G[@]}" rev-parse "$c:MAINTAINERS")" != "$("${G[@]}" rev-parse "$root:MAINTAINERS")" ] &&
 			"${G[@]}" show "$c:MAINTAINERS" | grep -qxF "$RPCRDMA_CM_MAINTAINERS_HEAD"; then
 			blob=$("${G[@]}" show "$c:MAINTAINERS" |
-				awk -v head="$RPCRDMA_CM_MAINTAINERS_HEAD" -v m="$ident_name <$ident_email>" -v r="$reviewer" '
+				HEAD_LINE=$RPCRDMA_CM_MAINTAINERS_HEAD M_LINE="$ident_name <$ident_email>" R_LINE=$reviewer awk '
 					{ print }
-					$0 == head { print "M:\t" m; if (r != "") print "R:\t" r }' |
+					$0 == ENVIRON["HEAD_LINE"] {
+						print "M:\t" ENVIRON["M_LINE"]
+						if (ENVIRON["R_LINE"] != "") print "R:\t" ENVIRON["R_LINE"]
+					}' |
 				"${G[@]}" hash-object -w --stdin)
 			GIT_INDEX_FILE=$work/index "${G[@]}" read-tree "$tree"
 			GIT_INDEX_FILE=$work/index "${G[@]}" update-index --cacheinfo "100644,$blob,MAINTAINERS"

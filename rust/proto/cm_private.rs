@@ -19,8 +19,8 @@
 //! sends nothing conforming is treated as if it advertised 1024/1024 and no
 //! Remote Invalidation.
 //!
-//! This module is pure: no allocation, no I/O, only `core`. The same source is
-//! compiled into the kernel module and into the host crate that tests it.
+//! This module is pure: no allocation, no I/O, only `core`, so that it can be
+//! tested outside the kernel as well.
 
 use core::fmt;
 
