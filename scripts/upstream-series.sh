@@ -191,7 +191,8 @@ for base in "${bases[@]}"; do
 		tree=$("${G[@]}" rev-parse "$c^{tree}")
 		# The Rust entry in MAINTAINERS gets its people here.
 		if [ "$("${G[@]}" rev-parse "$c:MAINTAINERS")" != "$("${G[@]}" rev-parse "$root:MAINTAINERS")" ] &&
-			"${G[@]}" show "$c:MAINTAINERS" | grep -qxF "$RPCRDMA_CM_MAINTAINERS_HEAD"; then
+			"${G[@]}" show "$c:MAINTAINERS" | grep -xF "$RPCRDMA_CM_MAINTAINERS_HEAD" >/dev/null; then
+			# (not grep -q: its early exit would fail the pipe under pipefail)
 			blob=$("${G[@]}" show "$c:MAINTAINERS" |
 				HEAD_LINE=$RPCRDMA_CM_MAINTAINERS_HEAD M_LINE="$ident_name <$ident_email>" R_LINE=$reviewer awk '
 					{ print }
@@ -212,6 +213,12 @@ for base in "${bases[@]}"; do
 		new+=("$parent")
 	done
 
+	# The entry, if the series adds it, must reach the mail with its M:.
+	if "${G[@]}" show "${new[-1]}:MAINTAINERS" | grep -xF "$RPCRDMA_CM_MAINTAINERS_HEAD" >/dev/null &&
+		! "${G[@]}" show "${new[-1]}:MAINTAINERS" |
+			awk -v h="$RPCRDMA_CM_MAINTAINERS_HEAD" '$0 == h { getline; print }' | grep '^M:' >/dev/null; then
+		bad "MAINTAINERS \"$RPCRDMA_CM_MAINTAINERS_HEAD\" has no M: line"
+	fi
 	if [ -n "$maintainers_at" ]; then
 		say "MAINTAINERS \"$RPCRDMA_CM_MAINTAINERS_HEAD\" (in \"$maintainers_at\"): M: $ident_name <$ident_email>"
 		if [ -n "$reviewer" ]; then
