@@ -11,18 +11,20 @@
 #  - hidden doctest lines that import from the host crate go
 #    ("/// # use rpcrdma_cm_proto::"); the rendered docs are the same.
 # A dropped item ends where its brackets close: on its first line if that
-# balances and ends in ';' or '}', else on the line that brings the depth
-# back to zero (strings and comments are not counted: the sources have no
-# bracket in either inside a dropped item, and a miscount ends in an error,
-# not in a silent cut). It fails (exit 1) on an item still open at the end
-# of the file, on an attribute above a dropped cfg, and on a line
-# indented less than the dropped item while inside it.
+# balances and ends in ';' or '}', else on the first line after a bracket
+# opened that brings the depth back to zero and ends in ';' or '}'
+# (brackets in string literals and // comments are not counted). It fails
+# (exit 1) on an item still open at the end of the file, on one whose
+# brackets close elsewhere, on an attribute above a dropped cfg, and on a
+# line indented less than the dropped item while inside it.
 # Blank lines never double and never end the file.
 
 function indent_of(l) { match(l, /^[ \t]*/); return RLENGTH }
 function depth_of(l,   t, o, c) {
-	t = l; sub(/\/\/.*/, "", t)
-	o = gsub(/[([{]/, "", t); c = gsub(/[)\]}]/, "", t)
+	t = l
+	gsub(/"([^"\\]|\\.)*"/, "", t)
+	sub(/\/\/.*/, "", t)
+	o = gsub(/[[({]/, "", t); c = gsub(/[]})]/, "", t)
 	return o - c
 }
 function emit(l) {
@@ -44,13 +46,18 @@ skipping == 1 {
 	depth = depth_of($0)
 	if (depth == 0 && $0 ~ /[;}][ \t]*$/) { skipping = 0; next }
 	if (depth < 0) fail("brackets close more than they open in a dropped item")
+	opened = depth > 0
 	skipping = 2; next
 }
 skipping == 2 {
 	if ($0 != "" && indent_of($0) < ind) fail("a line indented less than the dropped item inside it")
 	depth += depth_of($0)
 	if (depth < 0) fail("brackets close more than they open in a dropped item")
-	if (depth == 0) skipping = 0
+	if (depth > 0) opened = 1
+	if (depth == 0 && opened) {
+		if ($0 !~ /[;}][ \t]*$/) fail("a dropped item's brackets close on a line that does not end it")
+		skipping = 0
+	}
 	next
 }
 $0 ~ drop {

@@ -129,7 +129,7 @@ check() {
 	left=$(for pair in "${FILES[@]}"; do
 		read -r intree src <<<"$pair"
 		stripped "$src" 2>/dev/null |
-			grep -n -E 'cfg\((not\()?(any\()?rpcrdma_cm_|cfg\(test\)|cfg_attr\(|cfg!\(|compile_error!|rpcrdma_cm_proto|rpcrdma_cm_(bench|boundary_)' |
+			grep -n -E 'cfg\((not\()?(any\()?rpcrdma_cm_|cfg\([^]]*\<test\>|cfg_attr\(|cfg!\(|compile_error!|rpcrdma_cm_proto|rpcrdma_cm_(bench|boundary_)' |
 			sed "s|^|$intree:|" || true
 	done)
 	if [ -z "$left" ]; then
@@ -151,6 +151,7 @@ generate() {
 		--grep="$(sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$prev")")
 	[ -n "$parent" ] || rpcrdma_cm_die "no commit of ${prev##*/} in $tree"
 	work=$(mktemp -d)
+	trap "rm -rf '$work'" EXIT
 	idx=$work/index
 	export GIT_INDEX_FILE=$idx
 	git -C "$tree" read-tree "$parent"
@@ -205,9 +206,9 @@ EOF
 	# MAINTAINERS: between two entries whose names enclose its name (the
 	# file is sorted only in runs), where the one before shares the
 	# longest prefix with it.
-	git -C "$tree" show "$parent:MAINTAINERS" | LC_ALL=C awk -v entry="$MAINTAINERS_ENTRY" '
+	git -C "$tree" show "$parent:MAINTAINERS" | ENTRY=$MAINTAINERS_ENTRY LC_ALL=C awk '
 		function common(a, b,   i) { for (i = 1; substr(a, i, 1) == substr(b, i, 1) && i <= length(a); i++); return i - 1 }
-		BEGIN { name = entry; sub(/\n.*/, "", name) }
+		BEGIN { entry = ENVIRON["ENTRY"]; name = entry; sub(/\n.*/, "", name); best = -1 }
 		{ line[NR] = $0 }
 		/^3C59X NETWORK DRIVER$/ { started = 1 }
 		started && (NR == 1 || line[NR - 1] == "") && /^[A-Z0-9]/ {

@@ -82,8 +82,11 @@ if echo "$ident" | grep -qiE "$PLACEHOLDER"; then
 	fi
 fi
 reviewer=${RPCRDMA_CM_RUST_REVIEWER:-}
-if [ -n "$reviewer" ] && { echo "$reviewer" | grep -qiE "$PLACEHOLDER" || ! echo "$reviewer" | grep -qE '^[^<>]+ <[^<>@ ]+@[^<> ]+>$'; }; then
-	echo "upstream-series: refused: RPCRDMA_CM_RUST_REVIEWER='$reviewer' is no \"Name <address>\" of a person" >&2
+# One line "Name <address>", no placeholder, not the submitter.
+reviewer_re='^[^<>[:cntrl:]]+ <[^<>@[:space:][:cntrl:]]+@[^<>[:space:][:cntrl:]]+>$'
+if [ -n "$reviewer" ] && { [[ ! $reviewer =~ $reviewer_re ]] ||
+	echo "$reviewer" | grep -qiE "$PLACEHOLDER" || [ "$reviewer" = "$ident" ]; }; then
+	echo "upstream-series: refused: RPCRDMA_CM_RUST_REVIEWER='$reviewer' is no \"Name <address>\" of a person other than the submitter" >&2
 	exit 2
 fi
 ident_name=${ident% <*}
@@ -197,8 +200,13 @@ for base in "${bases[@]}"; do
 				HEAD_LINE=$RPCRDMA_CM_MAINTAINERS_HEAD M_LINE="$ident_name <$ident_email>" R_LINE=$reviewer awk '
 					{ print }
 					$0 == ENVIRON["HEAD_LINE"] {
-						print "M:\t" ENVIRON["M_LINE"]
-						if (ENVIRON["R_LINE"] != "") print "R:\t" ENVIRON["R_LINE"]
+						getline next_line
+						# Once: an entry that has an M: already keeps it.
+						if (next_line !~ /^M:/) {
+							print "M:\t" ENVIRON["M_LINE"]
+							if (ENVIRON["R_LINE"] != "") print "R:\t" ENVIRON["R_LINE"]
+						}
+						print next_line
 					}' |
 				"${G[@]}" hash-object -w --stdin)
 			GIT_INDEX_FILE=$work/index "${G[@]}" read-tree "$tree"

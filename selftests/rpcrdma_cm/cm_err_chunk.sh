@@ -66,7 +66,10 @@ over_threshold_traced() {
 	local rc=$?
 	echo 0 >$ev
 	grep svcrdma_reply_over_threshold $t/trace | sed 's/^/# /'
-	[ $rc = 0 ] && grep -q "svcrdma_reply_over_threshold: .* threshold=1024$" $t/trace
+	# The event names this Reply: its length above the threshold, 1024.
+	local len
+	len=$(sed -n 's/.*svcrdma_reply_over_threshold: .* length=\([0-9]*\) threshold=1024$/\1/p' $t/trace | tail -1)
+	[ $rc = 0 ] && [ -n "$len" ] && [ "$len" -gt 1024 ]
 }
 reload responder_send_size=1024 responder_recv_size=1024 ||
 	ktap_exit_fail_msg "insmod responder_send_size=1024 failed"

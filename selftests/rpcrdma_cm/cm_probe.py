@@ -179,9 +179,13 @@ def main():
         return
     times, hold = 1, 0.0
     if args[:1] == ["--times"]:
+        if len(args) < 2:
+            raise SystemExit(__doc__)
         times = int(args[1])
         args = args[2:]
     elif args[:1] == ["--hold"]:
+        if len(args) < 2:
+            raise SystemExit(__doc__)
         hold = float(args[1])
         args = args[2:]
     if len(args) not in (3, 5) or times < 1:
