@@ -189,15 +189,12 @@ ktap_test_result "absent and short stay 0 on RoCE (the CM pads); zeroed 3 (with 
 # After CONNECTS connections the responder lines are gone again (the
 # transports are freed asynchronously: wait up to 60 s).
 no_leak() {
-	local before after i lines
+	local before after lines
 	before=$(counter connections)
 	$PROBE --times $CONNECTS "$ip" "$NFS_PORT" f6ab0e1801010303 >/dev/null || return 1
 	after=$(counter connections)
-	for i in $(seq 1 240); do
-		lines=$(grep -c '^role=responder ' $CONN)
-		[ "$lines" = 0 ] && break
-		sleep 0.25
-	done
+	no_responder_lines
+	lines=$(grep -c '^role=responder ' $CONN)
 	ktap_print_msg "$((after - before)) connections counted, $lines debugfs lines left"
 	[ $((after - before)) = $CONNECTS ] && [ "$lines" = 0 ]
 }
