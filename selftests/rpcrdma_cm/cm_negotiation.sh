@@ -245,7 +245,7 @@ with open(conn) as f:
     open(d + "/second", "w").write(f.read())
 PY
 		local reader=$!
-		if wait_for '[ -e "$dir/first.done" ]'; then
+		if wait_for_file 120 "$dir/first.done"; then
 			for i in 1 2 3 4; do hold_probe; done
 			wait_for '[ "$(grep -c "^role=responder" $CONN)" -ge 5 ]' ||
 				{ ktap_print_msg "only $(grep -c '^role=responder' $CONN) of 5 responder lines"; rc=1; }
