@@ -4,7 +4,10 @@
 //! bindgen from Debian's librdmacm-dev and libibverbs-dev headers, see
 //! `regenerate.sh`) and a small safe API over them: connect a reliable
 //! connection to an RDMA listener with chosen CM private data, see what the
-//! responder sent, exchange Send messages, disconnect.
+//! responder sent, exchange Send messages (and see whether a Send came
+//! With Invalidate), offer memory for the peer's RDMA Writes, disconnect;
+//! and the other end: listen, see each requester's private data, accept
+//! with chosen private data or reject.
 //!
 //! All `unsafe` of the tools is in this crate.
 
@@ -23,6 +26,10 @@ use bindings as sys;
 /// The most private data a REQ carries through the RDMA CM (92 octets of
 /// the IB CM REQ less the RDMA CM's 36-octet header).
 pub const MAX_REQ_PRIVATE_DATA: usize = 56;
+
+/// The most private data an accept carries through the RDMA CM (the IB CM
+/// REP's 196 octets; the RDMA CM adds no header to a REP).
+pub const MAX_REP_PRIVATE_DATA: usize = 196;
 
 /// Linux address families (sys/socket.h).
 const AF_INET: u16 = 2;
@@ -66,6 +73,9 @@ pub enum Error {
         what: &'static str,
         /// The status, as libibverbs names it.
         status: String,
+        /// Whether the status is `IBV_WC_REM_INV_REQ_ERR`: the peer sent
+        /// With Invalidate an STag this side could not invalidate.
+        invalidate_refused: bool,
     },
     /// Bad arguments.
     Invalid(String),
@@ -91,7 +101,7 @@ impl fmt::Display for Error {
             Error::Rejected { status, .. } => {
                 write!(f, "connection rejected by the responder (reason {status})")
             }
-            Error::Completion { what, status } => write!(f, "{what} completion: {status}"),
+            Error::Completion { what, status, .. } => write!(f, "{what} completion: {status}"),
             Error::Invalid(s) => f.write_str(s),
         }
     }
@@ -143,6 +153,9 @@ fn wc_status_name(status: sys::ibv_wc_status) -> String {
 struct Event {
     /// Its type.
     kind: sys::rdma_cm_event_type,
+    /// The id it is about (for a connect request: the new id, which the
+    /// receiver of the event owns).
+    id: *mut sys::rdma_cm_id,
     /// Its status.
     status: i32,
     /// The private data it carried (connection events only).
@@ -208,6 +221,7 @@ impl Channel {
             let private_data = match e.event {
                 sys::RDMA_CM_EVENT_ESTABLISHED
                 | sys::RDMA_CM_EVENT_REJECTED
+                | sys::RDMA_CM_EVENT_CONNECT_REQUEST
                 | sys::RDMA_CM_EVENT_CONNECT_RESPONSE => {
                     // SAFETY: for connection events the union holds `conn`.
                     let conn = unsafe { e.param.conn };
@@ -229,6 +243,7 @@ impl Channel {
             };
             let copy = Event {
                 kind: e.event,
+                id: e.id,
                 status: e.status,
                 private_data,
             };
@@ -283,6 +298,15 @@ struct Buffer {
 impl Buffer {
     /// `len` zeroed octets registered with `pd` for local writes.
     fn new(pd: *mut sys::ibv_pd, len: usize) -> Result<Self, Error> {
+        Self::with_access(pd, len, sys::IBV_ACCESS_LOCAL_WRITE)
+    }
+
+    /// `len` zeroed octets registered with `pd` with `access`.
+    fn with_access(
+        pd: *mut sys::ibv_pd,
+        len: usize,
+        access: sys::ibv_access_flags,
+    ) -> Result<Self, Error> {
         let mut mem = vec![0u8; len.max(1)].into_boxed_slice();
         // SAFETY: pd is a live protection domain; mem stays allocated (and
         // at the same address) until the MR is deregistered in drop.
@@ -291,7 +315,7 @@ impl Buffer {
                 pd,
                 mem.as_mut_ptr().cast(),
                 mem.len(),
-                sys::IBV_ACCESS_LOCAL_WRITE as i32,
+                access as i32,
             )
         };
         if mr.is_null() {
@@ -347,7 +371,9 @@ pub struct Connection {
     send_busy: bool,
     /// Received messages not yet handed out (receive completed while
     /// waiting for a send completion).
-    received: std::collections::VecDeque<Vec<u8>>,
+    received: std::collections::VecDeque<Message>,
+    /// Memory offered to the peer for RDMA Writes.
+    remote: Vec<Buffer>,
     /// The protection domain (null until allocated).
     pd: *mut sys::ibv_pd,
     /// The completion queue of both send and receive (null until created).
@@ -358,6 +384,27 @@ pub struct Connection {
     connected: bool,
     /// The id's event channel; destroyed last.
     channel: Channel,
+}
+
+/// A received Send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Its octets.
+    pub data: Vec<u8>,
+    /// The STag it invalidated, if it came as Send With Invalidate.
+    pub invalidated_rkey: Option<u32>,
+}
+
+/// Memory this side offers for the peer's RDMA Writes (an RPC-over-RDMA
+/// Write or Reply chunk segment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteRegion {
+    /// The STag (rkey) the peer writes with.
+    pub handle: u32,
+    /// The address the peer writes at.
+    pub offset: u64,
+    /// Octets offered.
+    pub length: u32,
 }
 
 /// What the responder sent when it accepted.
@@ -418,6 +465,25 @@ fn sockaddr(addr: SocketAddr) -> sys::sockaddr_storage {
     ss
 }
 
+/// Connection parameters carrying `pdata` (empty: no private data).
+fn conn_param(pdata: &[u8]) -> sys::rdma_conn_param {
+    sys::rdma_conn_param {
+        private_data: if pdata.is_empty() {
+            ptr::null()
+        } else {
+            pdata.as_ptr().cast()
+        },
+        private_data_len: u8::try_from(pdata.len()).unwrap_or(0),
+        responder_resources: 1,
+        initiator_depth: 1,
+        flow_control: 1,
+        retry_count: 7,
+        rnr_retry_count: 7,
+        srq: 0,
+        qp_num: 0,
+    }
+}
+
 /// Milliseconds left until `deadline`, at least 1, as a C int.
 fn ms_left(deadline: Instant) -> i32 {
     let left = deadline.saturating_duration_since(Instant::now());
@@ -447,6 +513,7 @@ impl Connection {
             send: None,
             send_busy: false,
             received: Default::default(),
+            remote: Vec::new(),
             pd: ptr::null_mut(),
             cq: ptr::null_mut(),
             id,
@@ -477,67 +544,8 @@ impl Connection {
             deadline,
             "route resolution",
         )?;
-        // SAFETY: live id; verbs is a plain pointer field, set when the
-        // id was bound to a device (null if it was not).
-        let verbs = unsafe { (*conn.id).verbs };
-        if verbs.is_null() {
-            return Err(Error::Invalid(
-                "the route resolved without binding an RDMA device".into(),
-            ));
-        }
-        // SAFETY: verbs is the id's live device context, checked non-null.
-        conn.pd = unsafe { sys::ibv_alloc_pd(verbs) };
-        if conn.pd.is_null() {
-            return Err(Error::Call {
-                what: "ibv_alloc_pd",
-                errno: errno(),
-            });
-        }
-        let cqe = i32::try_from(opts.max_recv)
-            .unwrap_or(1024)
-            .saturating_add(8);
-        // SAFETY: live context; no completion channel, vector 0.
-        conn.cq = unsafe { sys::ibv_create_cq(verbs, cqe, ptr::null_mut(), ptr::null_mut(), 0) };
-        if conn.cq.is_null() {
-            return Err(Error::Call {
-                what: "ibv_create_cq",
-                errno: errno(),
-            });
-        }
-        let mut attr = sys::ibv_qp_init_attr {
-            qp_context: ptr::null_mut(),
-            send_cq: conn.cq,
-            recv_cq: conn.cq,
-            srq: ptr::null_mut(),
-            cap: sys::ibv_qp_cap {
-                max_send_wr: 4,
-                max_recv_wr: opts.max_recv.max(1),
-                max_send_sge: 1,
-                max_recv_sge: 1,
-                max_inline_data: 0,
-            },
-            qp_type: sys::IBV_QPT_RC,
-            sq_sig_all: 0,
-        };
-        // SAFETY: live id, pd and cq; attr is valid for the call.
-        check("rdma_create_qp", unsafe {
-            sys::rdma_create_qp(conn.id, conn.pd, &mut attr)
-        })?;
-        let mut param = sys::rdma_conn_param {
-            private_data: if pdata.is_empty() {
-                ptr::null()
-            } else {
-                pdata.as_ptr().cast()
-            },
-            private_data_len: u8::try_from(pdata.len()).unwrap_or(0),
-            responder_resources: 1,
-            initiator_depth: 1,
-            flow_control: 1,
-            retry_count: 7,
-            rnr_retry_count: 7,
-            srq: 0,
-            qp_num: 0,
-        };
+        conn.create_qp(opts.max_recv)?;
+        let mut param = conn_param(pdata);
         // SAFETY: live id with a QP; param and the private data it points
         // at are valid for the call (librdmacm copies them).
         check("rdma_connect", unsafe {
@@ -553,6 +561,58 @@ impl Connection {
             connection: conn,
             private_data: ev.private_data,
         })
+    }
+
+    /// Allocate the PD and CQ and create the RC QP on the id, which is
+    /// bound to a device.
+    fn create_qp(&mut self, max_recv: u32) -> Result<(), Error> {
+        // SAFETY: live id; verbs is a plain pointer field, set when the
+        // id was bound to a device (null if it was not).
+        let verbs = unsafe { (*self.id).verbs };
+        if verbs.is_null() {
+            return Err(Error::Invalid(
+                "the route resolved without binding an RDMA device".into(),
+            ));
+        }
+        // SAFETY: verbs is the id's live device context, checked non-null.
+        self.pd = unsafe { sys::ibv_alloc_pd(verbs) };
+        if self.pd.is_null() {
+            return Err(Error::Call {
+                what: "ibv_alloc_pd",
+                errno: errno(),
+            });
+        }
+        let cqe = i32::try_from(max_recv)
+            .unwrap_or(1024)
+            .saturating_add(8);
+        // SAFETY: live context; no completion channel, vector 0.
+        self.cq = unsafe { sys::ibv_create_cq(verbs, cqe, ptr::null_mut(), ptr::null_mut(), 0) };
+        if self.cq.is_null() {
+            return Err(Error::Call {
+                what: "ibv_create_cq",
+                errno: errno(),
+            });
+        }
+        let mut attr = sys::ibv_qp_init_attr {
+            qp_context: ptr::null_mut(),
+            send_cq: self.cq,
+            recv_cq: self.cq,
+            srq: ptr::null_mut(),
+            cap: sys::ibv_qp_cap {
+                max_send_wr: 4,
+                max_recv_wr: max_recv.max(1),
+                max_send_sge: 1,
+                max_recv_sge: 1,
+                max_inline_data: 0,
+            },
+            qp_type: sys::IBV_QPT_RC,
+            sq_sig_all: 0,
+        };
+        // SAFETY: live id, pd and cq; attr is valid for the call.
+        check("rdma_create_qp", unsafe {
+            sys::rdma_create_qp(self.id, self.pd, &mut attr)
+        })?;
+        Ok(())
     }
 
     /// Post `count` receives of `size` octets each (before the peer may
@@ -691,6 +751,7 @@ impl Connection {
                     return Err(Error::Completion {
                         what: if is_send { "send" } else { "receive" },
                         status: wc_status_name(wc.status),
+                        invalidate_refused: wc.status == sys::IBV_WC_REM_INV_REQ_ERR,
                     });
                 }
                 if !is_send {
@@ -699,7 +760,14 @@ impl Connection {
                         "receive completion for unknown buffer {i}"
                     )))?;
                     let len = (wc.byte_len as usize).min(buf.mem.len());
-                    self.received.push_back(buf.mem[..len].to_vec());
+                    let invalidated_rkey = (wc.wc_flags & sys::IBV_WC_WITH_INV != 0)
+                        // SAFETY: with IBV_WC_WITH_INV the union holds the
+                        // invalidated rkey (verbs.h).
+                        .then(|| unsafe { wc.__bindgen_anon_1.invalidated_rkey });
+                    self.received.push_back(Message {
+                        data: buf.mem[..len].to_vec(),
+                        invalidated_rkey,
+                    });
                     self.repost(i)?;
                 }
                 return Ok(());
@@ -717,12 +785,35 @@ impl Connection {
 
     /// The next received message, waiting until `deadline`.
     pub fn receive(&mut self, deadline: Instant) -> Result<Vec<u8>, Error> {
+        self.receive_message(deadline).map(|m| m.data)
+    }
+
+    /// The next received message and how it came, waiting until `deadline`.
+    pub fn receive_message(&mut self, deadline: Instant) -> Result<Message, Error> {
         loop {
             if let Some(m) = self.received.pop_front() {
                 return Ok(m);
             }
             self.poll_once(deadline, "a receive")?;
         }
+    }
+
+    /// Register `len` zeroed octets the peer may RDMA Write into, kept
+    /// until the connection is dropped.
+    pub fn offer_remote_write(&mut self, len: u32) -> Result<RemoteRegion, Error> {
+        let mut buf = Buffer::with_access(
+            self.pd,
+            len as usize,
+            sys::IBV_ACCESS_LOCAL_WRITE | sys::IBV_ACCESS_REMOTE_WRITE,
+        )?;
+        let region = RemoteRegion {
+            // SAFETY: mr is live while buf is.
+            handle: unsafe { (*buf.mr).rkey },
+            offset: buf.mem.as_mut_ptr() as u64,
+            length: len,
+        };
+        self.remote.push(buf);
+        Ok(region)
     }
 
     /// Disconnect and wait (until `timeout`) for the CM to confirm.
@@ -736,6 +827,211 @@ impl Connection {
             "the disconnection",
         )?;
         Ok(())
+    }
+}
+
+impl Connection {
+    /// Disconnect, whoever goes first, and wait (until `timeout`) for the
+    /// CM to confirm: the peer may have disconnected already, so the
+    /// local disconnect's own failure does not count.
+    pub fn close(mut self, timeout: Duration) -> Result<(), Error> {
+        self.connected = false;
+        // SAFETY: live id.
+        unsafe { sys::rdma_disconnect(self.id) };
+        self.channel.expect(
+            sys::RDMA_CM_EVENT_DISCONNECTED,
+            Instant::now() + timeout,
+            "the disconnection",
+        )?;
+        Ok(())
+    }
+
+    /// Wait until `deadline` for the peer to disconnect; `Ok(true)` if it
+    /// did (the connection is then closed on this side too).
+    pub fn wait_peer_disconnect(&mut self, deadline: Instant) -> Result<bool, Error> {
+        match self.channel.next(deadline, "the peer's disconnection") {
+            Ok(e) if e.kind == sys::RDMA_CM_EVENT_DISCONNECTED => {
+                self.connected = false;
+                Ok(true)
+            }
+            Ok(e) => Err(Error::Event {
+                want: "the peer's disconnection",
+                event: event_name(e.kind),
+                status: e.status,
+            }),
+            Err(Error::Timeout { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A listening CM id: connect requests to one address and port.
+///
+/// The id is destroyed in [`Drop::drop`], before the channel (a field).
+pub struct Listener {
+    /// The listening id.
+    id: *mut sys::rdma_cm_id,
+    /// Its event channel, which receives the connect requests.
+    channel: Channel,
+}
+
+impl fmt::Debug for Listener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Listener").finish_non_exhaustive()
+    }
+}
+
+impl Listener {
+    /// Listen on `addr` (the RDMA CM binds it to the device that has the
+    /// address; the unspecified address listens on every device).
+    pub fn bind(addr: SocketAddr) -> Result<Self, Error> {
+        let channel = Channel::new()?;
+        let mut id: *mut sys::rdma_cm_id = ptr::null_mut();
+        // SAFETY: live channel; id receives a new id owned by `listener`.
+        check("rdma_create_id", unsafe {
+            sys::rdma_create_id(channel.0, &mut id, ptr::null_mut(), sys::RDMA_PS_TCP)
+        })?;
+        let listener = Listener { id, channel };
+        let mut ss = sockaddr(addr);
+        // SAFETY: live id; ss is a valid sockaddr for the call.
+        check("rdma_bind_addr", unsafe {
+            sys::rdma_bind_addr(listener.id, (&mut ss as *mut sys::sockaddr_storage).cast())
+        })?;
+        // SAFETY: live, bound id.
+        check("rdma_listen", unsafe { sys::rdma_listen(listener.id, 16) })?;
+        Ok(listener)
+    }
+
+    /// The next connect request, waiting until `deadline`; other events of
+    /// the listening id are passed over.
+    pub fn next_request(&mut self, deadline: Instant) -> Result<Request, Error> {
+        loop {
+            let e = self.channel.next(deadline, "a connect request")?;
+            if e.kind == sys::RDMA_CM_EVENT_CONNECT_REQUEST && !e.id.is_null() {
+                return Ok(Request {
+                    id: e.id,
+                    private_data: e.private_data,
+                });
+            }
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        // SAFETY: the id is ours; requests taken from it own their ids.
+        unsafe { sys::rdma_destroy_id(self.id) };
+    }
+}
+
+/// A connect request not answered yet; rejected if dropped unanswered.
+pub struct Request {
+    /// The new id the request came on, owned here.
+    id: *mut sys::rdma_cm_id,
+    /// The private data of the request, as the CM delivered it: on
+    /// InfiniBand and RoCE padded with zeros to the REQ's 56 octets,
+    /// over iWARP as long as the requester sent it.
+    pub private_data: Vec<u8>,
+}
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Request")
+            .field("private_data", &self.private_data)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Request {
+    /// Accept with `private_data` (empty: none), with a QP that holds
+    /// `max_recv` receives, and wait until `timeout` for the connection
+    /// to be established.
+    pub fn accept(
+        self,
+        private_data: &[u8],
+        max_recv: u32,
+        timeout: Duration,
+    ) -> Result<Connection, Error> {
+        if private_data.len() > MAX_REP_PRIVATE_DATA {
+            return Err(Error::Invalid(format!(
+                "{} octets of private data: the RDMA CM carries at most {MAX_REP_PRIVATE_DATA} in an accept",
+                private_data.len()
+            )));
+        }
+        let deadline = Instant::now() + timeout;
+        let channel = Channel::new()?;
+        // From here the connection owns the id (and destroys it on error).
+        let this = std::mem::ManuallyDrop::new(self);
+        let mut conn = Connection {
+            recv: Vec::new(),
+            send: None,
+            send_busy: false,
+            received: Default::default(),
+            remote: Vec::new(),
+            pd: ptr::null_mut(),
+            cq: ptr::null_mut(),
+            id: this.id,
+            connected: false,
+            channel,
+        };
+        // SAFETY: live id, live channel: its later events go to the
+        // connection's own channel.
+        check("rdma_migrate_id", unsafe {
+            sys::rdma_migrate_id(conn.id, conn.channel.0)
+        })?;
+        conn.create_qp(max_recv)?;
+        let mut param = conn_param(private_data);
+        // SAFETY: live id with a QP; param and the private data it points
+        // at are valid for the call (librdmacm copies them).
+        check("rdma_accept", unsafe {
+            sys::rdma_accept(conn.id, &mut param)
+        })?;
+        conn.channel.expect(
+            sys::RDMA_CM_EVENT_ESTABLISHED,
+            deadline,
+            "the connection to be established",
+        )?;
+        conn.connected = true;
+        Ok(conn)
+    }
+
+    /// Reject with `private_data` (empty: none).
+    pub fn reject(self, private_data: &[u8]) -> Result<(), Error> {
+        let this = std::mem::ManuallyDrop::new(self);
+        let len = u8::try_from(private_data.len())
+            .map_err(|_| Error::Invalid("too much private data for a reject".into()));
+        // SAFETY: live id with a pending request; the data is valid for
+        // the call; the id is destroyed once, here.
+        unsafe {
+            let ret = match len {
+                Ok(n) => sys::rdma_reject(
+                    this.id,
+                    if n == 0 { ptr::null() } else { private_data.as_ptr().cast() },
+                    n,
+                ),
+                Err(_) => sys::rdma_reject(this.id, ptr::null(), 0),
+            };
+            let e = errno();
+            sys::rdma_destroy_id(this.id);
+            len?;
+            if ret != 0 {
+                return Err(Error::Call {
+                    what: "rdma_reject",
+                    errno: e,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        // SAFETY: an unanswered request's id is ours: reject, then destroy.
+        unsafe {
+            sys::rdma_reject(self.id, ptr::null(), 0);
+            sys::rdma_destroy_id(self.id);
+        }
     }
 }
 
@@ -753,6 +1049,7 @@ impl Drop for Connection {
                 sys::rdma_destroy_qp(self.id);
             }
             self.recv.clear();
+            self.remote.clear();
             self.send = None;
             if !self.cq.is_null() {
                 sys::ibv_destroy_cq(self.cq);
@@ -875,6 +1172,7 @@ mod tests {
                     }),
                     send_busy: false,
                     received: Default::default(),
+                    remote: Vec::new(),
                     pd: ptr::null_mut(),
                     cq,
                     id,
