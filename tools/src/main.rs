@@ -11,8 +11,10 @@
 //! not as it should (non-conforming private data, lost or failed calls,
 //! module not loaded); 2 usage error.
 
+mod conform;
 mod rdma;
 mod report;
+mod respond;
 mod rpc;
 mod status;
 
@@ -137,6 +139,38 @@ pub(crate) enum Command {
         "unreachable, non-conforming or not cleanly disconnected, 2 usage error."
     ))]
     Probe(rdma::ProbeArgs),
+    /// Check an NFS/RDMA server against RFC 8797: one verdict per requirement a requester can observe.
+    #[command(after_help = concat!(
+        "Example:\n",
+        "  $ rpcrdma-cm conform 192.168.100.1\n",
+        "  192.168.100.1:20049 over InfiniBand/RoCE: Accept f6ab0e1801010303\n",
+        "  pass  §4          accept.magic: the Accept's message starts with the magic ...\n",
+        "        sent: private data f6ab0e180100ffff\n",
+        "        got:  f6ab0e1801010303 (196 octets)\n",
+        "  ...\n",
+        "  FAIL  §5          request.none.above: ... no inline Reply above 1024 octets ...\n",
+        "  ...\n\n",
+        "It only connects, sends a NULL call and read-only NFSv4.0 COMPOUNDs\n",
+        "(PUTROOTFH + GETATTR) of at most 1 KB, and disconnects: safe against a\n",
+        "production server. Verdicts: pass, FAIL, n/a (not applicable here),\n",
+        "? (could not tell: the tool could not observe it, e.g. no NFSv4.0).\n\n",
+        "Exit status: 0 no requirement failed, 1 one failed or the server did\n",
+        "not accept a conforming request, 2 usage error."
+    ))]
+    Conform(conform::ConformArgs),
+    /// Listen for RDMA CM connects, accept each with chosen private data and print what the requester sent.
+    #[command(after_help = concat!(
+        "Example:\n",
+        "  $ rpcrdma-cm respond --no-pdata --count 1 192.168.100.2:20050\n",
+        "  listening on 192.168.100.2:20050\n",
+        "  conn 0 req=f6ab0e1801010303000000... rep=-\n\n",
+        "Each connection is accepted, then disconnected (after --hold); no RPC is\n",
+        "answered. \"req\" is the request's private data as the CM delivered it\n",
+        "(padded to 56 octets on InfiniBand and RoCE, exact over iWARP).\n\n",
+        "Exit status: 0 every connection was established and closed, 1 one was\n",
+        "not or the listener failed, 2 usage error."
+    ))]
+    Respond(respond::RespondArgs),
     /// ONC RPC NULL calls over TCP or RPC-over-RDMA, with round trips and losses.
     #[command(after_help = concat!(
         "Example:\n",
@@ -254,6 +288,14 @@ pub(crate) fn json<T: Serialize>(value: &T) -> String {
     s
 }
 
+/// `value` as one line of JSON followed by a newline (for streams of
+/// objects, one a line).
+pub(crate) fn json_line<T: Serialize>(value: &T) -> String {
+    let mut s = serde_json::to_string(value).unwrap_or_else(|e| format!("\"{e}\""));
+    s.push('\n');
+    s
+}
+
 /// `encode --json`.
 #[derive(Serialize, Debug)]
 struct EncodeReport {
@@ -309,6 +351,8 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<Exit, Failure
         }
         Command::Ping(a) => rpc::ping_cmd(&a, out),
         Command::Probe(a) => rdma::probe_cmd(&a, out),
+        Command::Conform(a) => conform::conform_cmd(&a, out),
+        Command::Respond(a) => respond::respond_cmd(&a, out),
         Command::Status(a) => status::status_cmd(&a, out),
         Command::Man { out_dir } => {
             use clap::CommandFactory;

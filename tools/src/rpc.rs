@@ -68,7 +68,7 @@ pub(crate) struct PingArgs {
 }
 
 /// clap value parser: a non-negative number of seconds.
-fn seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=86_400.0).contains(&v) => Ok(v),
         _ => Err(format!("'{s}' is not a number of seconds in 0..86400")),

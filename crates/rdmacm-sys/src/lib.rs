@@ -310,14 +310,7 @@ impl Buffer {
         let mut mem = vec![0u8; len.max(1)].into_boxed_slice();
         // SAFETY: pd is a live protection domain; mem stays allocated (and
         // at the same address) until the MR is deregistered in drop.
-        let mr = unsafe {
-            sys::ibv_reg_mr(
-                pd,
-                mem.as_mut_ptr().cast(),
-                mem.len(),
-                access as i32,
-            )
-        };
+        let mr = unsafe { sys::ibv_reg_mr(pd, mem.as_mut_ptr().cast(), mem.len(), access as i32) };
         if mr.is_null() {
             return Err(Error::Call {
                 what: "ibv_reg_mr",
@@ -582,9 +575,7 @@ impl Connection {
                 errno: errno(),
             });
         }
-        let cqe = i32::try_from(max_recv)
-            .unwrap_or(1024)
-            .saturating_add(8);
+        let cqe = i32::try_from(max_recv).unwrap_or(1024).saturating_add(8);
         // SAFETY: live context; no completion channel, vector 0.
         self.cq = unsafe { sys::ibv_create_cq(verbs, cqe, ptr::null_mut(), ptr::null_mut(), 0) };
         if self.cq.is_null() {
@@ -760,10 +751,13 @@ impl Connection {
                         "receive completion for unknown buffer {i}"
                     )))?;
                     let len = (wc.byte_len as usize).min(buf.mem.len());
-                    let invalidated_rkey = (wc.wc_flags & sys::IBV_WC_WITH_INV != 0)
+                    let invalidated_rkey = if wc.wc_flags & sys::IBV_WC_WITH_INV != 0 {
                         // SAFETY: with IBV_WC_WITH_INV the union holds the
                         // invalidated rkey (verbs.h).
-                        .then(|| unsafe { wc.__bindgen_anon_1.invalidated_rkey });
+                        Some(unsafe { wc.__bindgen_anon_1.invalidated_rkey })
+                    } else {
+                        None
+                    };
                     self.received.push_back(Message {
                         data: buf.mem[..len].to_vec(),
                         invalidated_rkey,
@@ -844,6 +838,19 @@ impl Connection {
             "the disconnection",
         )?;
         Ok(())
+    }
+
+    /// Whether the connection runs over iWARP (private data arrives with
+    /// the exact length sent) rather than InfiniBand or RoCE (padded).
+    pub fn is_iwarp(&self) -> bool {
+        // SAFETY: live id; verbs and device are plain pointers set when the
+        // id was bound to a device, checked before they are followed.
+        unsafe {
+            let verbs = (*self.id).verbs;
+            !verbs.is_null()
+                && !(*verbs).device.is_null()
+                && (*(*verbs).device).transport_type == sys::IBV_TRANSPORT_IWARP
+        }
     }
 
     /// Wait until `deadline` for the peer to disconnect; `Ok(true)` if it
@@ -1006,7 +1013,11 @@ impl Request {
             let ret = match len {
                 Ok(n) => sys::rdma_reject(
                     this.id,
-                    if n == 0 { ptr::null() } else { private_data.as_ptr().cast() },
+                    if n == 0 {
+                        ptr::null()
+                    } else {
+                        private_data.as_ptr().cast()
+                    },
                     n,
                 ),
                 Err(_) => sys::rdma_reject(this.id, ptr::null(), 0),

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rpcrdma-cm respond`: an RDMA CM listener that accepts each connect
+//! with chosen private data (a conforming responder, a legacy one that
+//! sends nothing, or any hostile octets) and prints what each requester
+//! sent. It answers no RPC: a kernel client's mount against it fails after
+//! the connection, which is all a test of the private data needs.
+
+use crate::report::{hex, parse_hex};
+use crate::{emit, Exit, Failure, LimitArgs};
+use clap::Args;
+use rdmacm_sys::{Listener, MAX_REP_PRIVATE_DATA};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long `--wait-for` waits for its file.
+const WAIT_FOR_LIMIT: Duration = Duration::from_secs(120);
+
+/// Arguments of `respond`.
+#[derive(Args, Debug)]
+pub(crate) struct RespondArgs {
+    /// Where to listen: ADDRESS, ADDRESS:PORT or [IPV6]:PORT (default port 20049).
+    pub address: String,
+    /// This side's limits, advertised as RFC 8797 private data (unless
+    /// --pdata, --cases or --no-pdata).
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    /// Accept with these octets (hex, at most 196; "-" for none); given
+    /// more than once, the connects take them in turn, then from the first.
+    #[arg(long, value_name = "HEX", conflicts_with_all = ["cases", "no_pdata"])]
+    pub pdata: Vec<String>,
+    /// Accept with the octets of the next line of FILE (as --pdata), in turn.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_pdata")]
+    pub cases: Option<PathBuf>,
+    /// Accept with no private data (a responder that predates RFC 8797).
+    #[arg(long)]
+    pub no_pdata: bool,
+    /// Stop after this many connect requests (default: until killed).
+    #[arg(long, short = 'c', value_parser = clap::value_parser!(u32).range(1..))]
+    pub count: Option<u32>,
+    /// Keep each connection up to SECONDS, or until the requester
+    /// disconnects, before disconnecting it (default: at once).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = crate::rpc::seconds)]
+    pub hold: f64,
+    /// Accept a request only once FILE exists (at most 120 s), so that a
+    /// test can act while the requester waits for the accept.
+    #[arg(long, value_name = "FILE")]
+    pub wait_for: Option<PathBuf>,
+    /// Seconds allowed for each connection to be established and closed.
+    #[arg(long, short = 'W', default_value_t = 10.0, value_parser = crate::rpc::positive_seconds)]
+    pub timeout: f64,
+    /// Print one JSON object per line instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One connect request, as printed.
+#[derive(Serialize, Debug, PartialEq, Eq)]
+pub(crate) struct RequestLine {
+    /// Its number, from 0.
+    pub conn: u32,
+    /// The requester's private data as the CM delivered it, hex ("-" none).
+    pub req: String,
+    /// What this side accepts with, hex ("-" none).
+    pub rep: String,
+}
+
+impl RequestLine {
+    /// The text line: `conn N req=HEX rep=HEX`.
+    pub fn render(&self) -> String {
+        format!("conn {} req={} rep={}\n", self.conn, self.req, self.rep)
+    }
+}
+
+/// Parse one case: hex octets, "-" or "" for none, at most what an
+/// accept carries.
+pub(crate) fn parse_case(s: &str) -> Result<Vec<u8>, String> {
+    let s = s.trim();
+    if s == "-" {
+        return Ok(Vec::new());
+    }
+    let octets = parse_hex(s)?;
+    if octets.len() > MAX_REP_PRIVATE_DATA {
+        return Err(format!(
+            "{} octets: an accept carries at most {MAX_REP_PRIVATE_DATA}",
+            octets.len()
+        ));
+    }
+    Ok(octets)
+}
+
+/// The private data of each accept, in turn.
+pub(crate) fn cases(args: &RespondArgs) -> Result<Vec<Vec<u8>>, Failure> {
+    if args.no_pdata {
+        return Ok(vec![Vec::new()]);
+    }
+    if let Some(path) = &args.cases {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::usage(format!("--cases {}: {e}", path.display())))?;
+        let cases = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                parse_case(l)
+                    .map_err(|e| Failure::usage(format!("{}:{}: {e}", path.display(), i + 1)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if cases.is_empty() {
+            return Err(Failure::usage(format!(
+                "--cases {}: no case",
+                path.display()
+            )));
+        }
+        return Ok(cases);
+    }
+    if !args.pdata.is_empty() {
+        return args
+            .pdata
+            .iter()
+            .map(|p| parse_case(p).map_err(|e| Failure::usage(format!("--pdata {p}: {e}"))))
+            .collect();
+    }
+    Ok(vec![args.limits.limits().advertisement().encode().to_vec()])
+}
+
+/// Wait until `path` exists, at most [`WAIT_FOR_LIMIT`].
+fn wait_for(path: &Path) -> Result<(), Failure> {
+    let deadline = Instant::now() + WAIT_FOR_LIMIT;
+    while !path.exists() {
+        if Instant::now() >= deadline {
+            return Err(Failure::peer(format!(
+                "{} did not appear within {} s",
+                path.display(),
+                WAIT_FOR_LIMIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Hex of `octets`, "-" for none.
+fn hex_or_dash(octets: &[u8]) -> String {
+    if octets.is_empty() {
+        "-".into()
+    } else {
+        hex(octets)
+    }
+}
+
+/// `rpcrdma-cm respond`.
+pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
+    let cases = cases(args)?;
+    let addr = crate::rpc::resolve(&args.address, crate::rdma::NFS_RDMA_PORT)?;
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let hold = Duration::from_secs_f64(args.hold);
+    let mut listener =
+        Listener::bind(addr).map_err(|e| Failure::peer(format!("listen on {addr}: {e}")))?;
+    if args.json {
+        emit(out, &format!("{{\"listening\":\"{addr}\"}}\n"));
+    } else {
+        emit(out, &format!("listening on {addr}\n"));
+    }
+    let mut failed = 0u32;
+    let mut n = 0u32;
+    while args.count.is_none_or(|c| n < c) {
+        // No deadline for the next request: until killed (or --count).
+        let request = listener
+            .next_request(Instant::now() + Duration::from_secs(u32::MAX.into()))
+            .map_err(|e| Failure::peer(format!("listen on {addr}: {e}")))?;
+        let rep = &cases[n as usize % cases.len()];
+        let line = RequestLine {
+            conn: n,
+            req: hex_or_dash(&request.private_data),
+            rep: hex_or_dash(rep),
+        };
+        emit(
+            out,
+            &if args.json {
+                crate::json_line(&line)
+            } else {
+                line.render()
+            },
+        );
+        n += 1;
+        if let Some(path) = &args.wait_for {
+            wait_for(path)?;
+        }
+        let outcome = request.accept(rep, 1, timeout).and_then(|mut conn| {
+            if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
+                return Ok(());
+            }
+            conn.close(timeout)
+        });
+        if let Err(e) = outcome {
+            // A requester that gives up is what some tests provoke: said,
+            // counted, and the listener goes on.
+            failed += 1;
+            eprintln!("rpcrdma-cm: conn {}: {e}", n - 1);
+        }
+    }
+    Ok(if failed == 0 { Exit::Ok } else { Exit::Peer })
+}
