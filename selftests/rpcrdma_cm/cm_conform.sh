@@ -1,0 +1,180 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `rpcrdma-cm conform` against this guest's nfsd, over rxe and siw, for
+# each server kind this kernel has: with rpcrdma_cm loaded ("module") and
+# without it ("series") on a kernel with the series, the kernel's own
+# svcrdma on a stock kernel ("stock"). Every verdict the tool prints is one
+# result here, judged against the verdict expected_verdict below gives:
+# RFC 8797 applied to the server's known behaviour, each exception said
+# with where it comes from. The tool's checks must be exactly the list
+# below, and its exit status 1 exactly when a verdict is "fail".
+#
+# RPCRDMA_CM_CONFORM_TRANSPORTS: rxe, siw or both (the default).
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+skip_unless_root
+
+TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
+SIW_NIC=rcmconf0
+SIW_ADDR=192.0.2.81
+TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-rxe siw}
+WORK=$(mktemp -d /tmp/cm_conform.XXXXXX)
+
+cleanup() {
+	rmmod rpcrdma_cm 2>/dev/null
+	rdma link delete siwconf0 2>/dev/null
+	ip link del $SIW_NIC 2>/dev/null
+	rm -rf "$WORK"
+	return 0
+}
+trap cleanup EXIT
+
+ktap_print_header
+if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
+	ktap_skip_all "$TOOL or jq missing (make tools)"
+	exit "$KSFT_SKIP"
+fi
+
+guest_setup rxe nfsd
+# A kernel with the series has the series' tracepoint; stock has not.
+if [ -d /sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private ]; then
+	KINDS="module series"
+	require_module_ko
+else
+	KINDS=stock
+fi
+
+# The checks the tool makes on TRANSPORT, in its order.
+NONCONFORMING="none zeroed bad-magic swapped-magic version-0 version-2"
+check_ids() {
+	local t c
+	echo accept.magic accept.version accept.reserved-flags accept.sizes accept.length calibration
+	for t in threshold.own-send threshold.1k threshold.4k threshold.64k request.reserved-flags; do
+		echo $t.accepted $t.below $t.above
+	done
+	for c in $NONCONFORMING; do
+		echo request.$c.accepted request.$c.below request.$c.above
+	done
+	if [ "$1" = siw ]; then
+		echo request.short.accepted request.short.below request.short.above
+	else
+		echo request.short
+	fi
+	echo ri.requester-without-r ri.server-without-r
+}
+
+# expected_verdict KIND TRANSPORT ID: what the server of KIND must get.
+# Every server here advertises 4 KB each way (svcrdma's default), so the
+# thresholds the tool derives are 1 KB, 4 KB, 4 KB and 4 KB.
+expected_verdict() {
+	local kind=$1 tr=$2 id=$3
+	case $id in
+	# Over InfiniBand and RoCE the CM pads the REP to 196 octets and the
+	# REQ to 56: neither a message's exact length nor a short request
+	# can be seen there.
+	accept.length | request.short)
+		[ "$tr" = rxe ] && { echo not_applicable; return; }
+		;;
+	esac
+	case $id in
+	# Linux holds a requester that sent no conforming message to the
+	# server's own send size, not to RFC 8797 section 5's 1 KB: with
+	# rpcrdma_cm and without it (Documentation/design.rst, "deliberate
+	# deviation": RFC 8166 clients predating RFC 8797 size Reply chunks by
+	# their own buffers), and in stock svcrdma, which never reads the
+	# requester's receive size at all. A Reply of 1104 octets comes inline.
+	request.*.above)
+		[ "${id#request.}" = reserved-flags.above ] || { echo fail; return; }
+		;;
+	# The series' svcrdma advertises the Remote Invalidation it uses
+	# (7.3 patch 0008, 6.12 0007): its Accept carries the R bit, so the
+	# server may use Send With Invalidate. Stock's Accept has flags 00
+	# and it still sends With Invalidate to a requester that offered it
+	# (rxe then refuses to invalidate the tool's memory region).
+	ri.server-without-r)
+		[ "$kind" = stock ] && echo fail || echo not_applicable
+		return
+		;;
+	# Stock svcrdma ignores the requester's receive size: a 1 KB
+	# requester gets 1104 octets inline.
+	threshold.1k.above)
+		[ "$kind" = stock ] && { echo fail; return; }
+		;;
+	esac
+	echo pass
+}
+
+# run_conform KIND TRANSPORT ADDRESS: the tool's JSON in $WORK/KIND-TR.json,
+# its exit status in $WORK/KIND-TR.rc.
+run_conform() {
+	local out=$WORK/$1-$2
+	timeout 600 "$TOOL" conform --json "$3" >"$out.json" 2>"$out.err"
+	echo $? >"$out.rc"
+}
+
+plan=0
+for tr in $TRANSPORTS; do
+	n=$(check_ids "$tr" | wc -w)
+	for kind in $KINDS; do
+		plan=$((plan + n + 2))
+	done
+done
+ktap_set_plan $plan
+
+# judge KIND TRANSPORT: the results of one run.
+judge() {
+	local kind=$1 tr=$2 out=$WORK/$1-$2 id got want fails=0 want_ids got_ids
+	want_ids=$(check_ids "$tr" | tr ' ' '\n' | paste -sd ' ')
+	got_ids=$(jq -r '.checks[].id' "$out.json" 2>/dev/null | paste -sd ' ')
+	if [ "$got_ids" = "$want_ids" ]; then
+		ktap_test_pass "$kind $tr: the tool made exactly the expected checks"
+	else
+		sed 's/^/# stderr: /' "$out.err" | head -5
+		ktap_print_msg "checks made: ${got_ids:-none}"
+		ktap_test_fail "$kind $tr: the tool made exactly the expected checks"
+	fi
+	for id in $(check_ids "$tr"); do
+		want=$(expected_verdict "$kind" "$tr" "$id")
+		got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
+		[ "$want" = fail ] && fails=$((fails + 1))
+		if [ "$got" = "$want" ]; then
+			ktap_test_pass "$kind $tr: $id: $want"
+		else
+			jq -r --arg id "$id" '.checks[] | select(.id == $id) | "sent: \(.sent)", "got: \(.got)"' \
+				"$out.json" 2>/dev/null | sed 's/^/# /'
+			ktap_test_fail "$kind $tr: $id: ${got:-missing}, want $want"
+		fi
+	done
+	got=$(cat "$out.rc")
+	want=0
+	[ $fails -gt 0 ] && want=1
+	if [ "$got" = $want ]; then
+		ktap_test_pass "$kind $tr: exit status $want ($fails checks fail)"
+	else
+		ktap_test_fail "$kind $tr: exit status $got, want $want ($fails checks fail)"
+	fi
+}
+
+for tr in $TRANSPORTS; do
+	case $tr in
+	rxe) addr=$ip ;;
+	siw)
+		modprobe siw 2>/dev/null
+		siw_setup $SIW_NIC $SIW_ADDR siwconf0
+		addr=$SIW_ADDR
+		;;
+	*) ktap_exit_fail_msg "unknown transport $tr" ;;
+	esac
+	for kind in $KINDS; do
+		rmmod rpcrdma_cm 2>/dev/null
+		if [ "$kind" = module ]; then
+			insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+		fi
+		run_conform "$kind" "$tr" "$addr"
+		judge "$kind" "$tr"
+	done
+done
+ktap_finished
