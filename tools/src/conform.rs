@@ -277,6 +277,8 @@ struct Session {
     xid: u32,
     /// Time allowed per call.
     timeout: Duration,
+    /// The Reply chunk the last call offered.
+    last_region: Option<RemoteRegion>,
 }
 
 /// Why a connection could not be made.
@@ -308,6 +310,7 @@ impl Session {
             accept: accepted.private_data,
             xid: 0x8797_0000,
             timeout,
+            last_region: None,
         })
     }
 
@@ -328,6 +331,7 @@ impl Session {
         } else {
             None
         };
+        self.last_region = region;
         let mut msg = transport_header(xid, region);
         let mut body = rpc.to_vec();
         body[..4].copy_from_slice(&xid.to_be_bytes());
@@ -383,6 +387,36 @@ impl Session {
                 Body::Error(e) => Answer::Other(format!("RDMA_ERROR {e}")),
                 Body::Done => Answer::Other("RDMA_DONE instead of a reply".into()),
             };
+        }
+    }
+
+    /// Whether the last call's Reply chunk was invalidated: a NULL call
+    /// sent from its memory fails locally if its STag is no longer valid
+    /// (how a Send With Invalidate shows where the provider does not say
+    /// so in the receive completion, as siw's userspace provider);
+    /// `None` if that cannot be told.
+    fn region_invalidated(&mut self) -> Option<bool> {
+        let region = self.last_region?;
+        let conn = self.conn.as_mut()?;
+        self.xid = self.xid.wrapping_add(1);
+        let xid = self.xid;
+        let mut msg = transport_header(xid, None);
+        msg.extend_from_slice(&null_call(xid, NFS_PROGRAM, 4));
+        let deadline = Instant::now() + self.timeout;
+        match conn.send_from_region(&region, &msg, deadline) {
+            Ok(()) => {}
+            Err(RdmaError::Completion { .. }) => {
+                self.conn = None;
+                return Some(true);
+            }
+            Err(_) => return None,
+        }
+        // Its Reply, so that nothing is left in flight.
+        loop {
+            let m = conn.receive_message(deadline).ok()?;
+            if Header::decode(&m.data).is_ok_and(|h| h.xid == xid) {
+                return Some(false);
+            }
         }
     }
 
@@ -883,12 +917,20 @@ fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, timeout: Duratio
             continue;
         }
         let a = s.call(&null_call(0, NFS_PROGRAM, 4), true);
-        let verdict = if a.with_invalidate() {
-            Verdict::Fail
-        } else if matches!(a, Answer::Other(_)) {
-            Verdict::CouldNotTell
+        let unreported = if a.with_invalidate() || matches!(a, Answer::Other(_)) {
+            None
         } else {
-            Verdict::Pass
+            s.region_invalidated()
+        };
+        let verdict = match (a.with_invalidate(), &a, unreported) {
+            (true, _, _) | (_, _, Some(true)) => Verdict::Fail,
+            (_, Answer::Other(_), _) | (_, _, None) => Verdict::CouldNotTell,
+            _ => Verdict::Pass,
+        };
+        let after = match unreported {
+            Some(true) => "; the Reply chunk's STag was invalidated: a Send from its memory failed",
+            Some(false) => "; the Reply chunk's STag is still valid",
+            None => "",
         };
         c.add(
             id,
@@ -896,7 +938,7 @@ fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, timeout: Duratio
             requirement,
             sent,
             format!(
-                "Accept R bit {}; {}",
+                "Accept R bit {}; {}{after}",
                 u8::from(server.remote_invalidation),
                 a.describe()
             ),

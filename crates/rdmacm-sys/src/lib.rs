@@ -792,6 +792,63 @@ impl Connection {
         }
     }
 
+    /// Send `message` from the memory of `region` (an earlier
+    /// [`Connection::offer_remote_write`]) and wait for the Send's
+    /// completion: it fails (a local protection error) if the peer has
+    /// invalidated the region's STag meanwhile, which is how a Send With
+    /// Invalidate shows on a provider that does not report it in the
+    /// receive completion.
+    pub fn send_from_region(
+        &mut self,
+        region: &RemoteRegion,
+        message: &[u8],
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        while self.send_busy {
+            self.poll_once(deadline, "a send completion")?;
+        }
+        let buf = self
+            .remote
+            .iter_mut()
+            // SAFETY: each mr is live while its buffer is.
+            .find(|b| unsafe { (*b.mr).rkey } == region.handle)
+            .ok_or(Error::Invalid("no such region".into()))?;
+        let Some(dst) = buf.mem.get_mut(..message.len()) else {
+            return Err(Error::Invalid("the message exceeds the region".into()));
+        };
+        dst.copy_from_slice(message);
+        let mut sge = buf.sge(message.len());
+        // SAFETY: ibv_send_wr is plain old data; zeros are valid.
+        let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+        wr.wr_id = u64::MAX;
+        wr.sg_list = &mut sge;
+        wr.num_sge = 1;
+        wr.opcode = sys::IBV_WR_SEND;
+        wr.send_flags = sys::IBV_SEND_SIGNALED;
+        let mut bad: *mut sys::ibv_send_wr = ptr::null_mut();
+        // SAFETY: as in send: live QP, wr and sge valid for the call, the
+        // region's memory registered until the QP is destroyed.
+        let ret = unsafe {
+            let qp = (*self.id).qp;
+            let post = (*(*qp).context)
+                .ops
+                .post_send
+                .ok_or(Error::Invalid("the provider has no post_send".into()))?;
+            post(qp, &mut wr, &mut bad)
+        };
+        if ret != 0 {
+            return Err(Error::Call {
+                what: "ibv_post_send",
+                errno: ret,
+            });
+        }
+        self.send_busy = true;
+        while self.send_busy {
+            self.poll_once(deadline, "a send completion")?;
+        }
+        Ok(())
+    }
+
     /// Register `len` zeroed octets the peer may RDMA Write into, kept
     /// until the connection is dropped.
     pub fn offer_remote_write(&mut self, len: u32) -> Result<RemoteRegion, Error> {
