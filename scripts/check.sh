@@ -101,7 +101,7 @@ case "$CHECK_FULL_BASE" in
 7.3) cut_base=6.12 ;;
 *) rpcrdma_cm_die "CHECK_FULL_BASE=$CHECK_FULL_BASE: the bases are 7.3 and 6.12" ;;
 esac
-CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh cm_stock_conformance.sh cm_iwarp_short.sh dmesg_clean.sh}
+CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh cm_stock_conformance.sh cm_conform.sh cm_iwarp_short.sh dmesg_clean.sh}
 
 declare -A built=()
 
@@ -282,9 +282,12 @@ if [ -n "${built[$cut_base]:-}" ]; then
 	# suite and make check-lts), about 40 s less.
 	reply_transports_was=${RPCRDMA_CM_REPLY_TRANSPORTS-}
 	export RPCRDMA_CM_REPLY_TRANSPORTS=${RPCRDMA_CM_REPLY_TRANSPORTS:-rxe}
+	conform_transports_was=${RPCRDMA_CM_CONFORM_TRANSPORTS-}
+	export RPCRDMA_CM_CONFORM_TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-rxe}
 	# shellcheck disable=SC2086
 	guest_suite "$cut_base" "the cut: $CHECK_CUT_PROGS" $CHECK_CUT_PROGS
 	RPCRDMA_CM_REPLY_TRANSPORTS=$reply_transports_was
+	RPCRDMA_CM_CONFORM_TRANSPORTS=$conform_transports_was
 else
 	count "guest tests $cut_base (no kernel or module)" 1
 fi

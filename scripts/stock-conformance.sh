@@ -32,20 +32,24 @@ kdir=$("$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir)
 # shellcheck source=/dev/null
 . "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
 log=$(mktemp /tmp/rpcrdma-cm-stock-conformance.XXXXXX)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log.conform"' EXIT
 
 # STOCK_CONFORMANCE_LOG: judge that saved run of the program instead of
 # booting the stock kernel (for the judge's own tests).
 if [ -n "${STOCK_CONFORMANCE_LOG:-}" ]; then
 	cp "$STOCK_CONFORMANCE_LOG" "$log"
 else
-	KDIR=$kdir "$RPCRDMA_CM_TOP/scripts/selftests.sh" cm_stock_conformance.sh >"$log" 2>&1
+	KDIR=$kdir "$RPCRDMA_CM_TOP/scripts/selftests.sh" cm_stock_conformance.sh cm_conform.sh >"$log" 2>&1
 fi
+# The log without the console's carriage returns (read whole by grep -q
+# below: a grep -q at the end of a pipe under pipefail would fail the
+# pipe when it stops reading early).
+tr -d '\r' <"$log" >"$log.clean" && mv "$log.clean" "$log"
 # The subtests the program printed: "ok|not ok NAME", in order.
 results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p')
 
 ktap_print_header
-ktap_set_plan 23
+ktap_set_plan 25
 ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
 # outcome NAME: "ok" or "not ok" as the program said, "missing" if it did not.
 outcome() {
@@ -103,7 +107,7 @@ check not "stock rxe: with max_req_size 5000 it advertises 4 KB and sends 4300 o
 # The client rounding fails on stock for its reason, not for any: the
 # client's own threshold was the unrounded 5119.
 stock_client_unrounded() {
-	tr -d '\r' <"$log" | grep -q "^# # the client's receive threshold: 5119 "
+	grep -q "^# # the client's receive threshold: 5119 " "$log"
 }
 ktap_test_result "stock: the client's receive threshold was the unrounded 5119 (why it fails)" stock_client_unrounded
 # To its end: the program's own totals line, and no runner timeout.
@@ -112,4 +116,20 @@ ran_to_end() {
 		! grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh.*# TIMEOUT" "$log"
 }
 ktap_test_result "stock: the guest ran the program to its end" ran_to_end
+# rpcrdma-cm conform on the same stock server (selftests/rpcrdma_cm/
+# cm_conform.sh: every verdict the one its table expects of stock svcrdma,
+# the failures included: the 1 KB and 4 KB Reply limits, the R bit).
+conform_as_expected() {
+	local ktap=$log.conform
+	sed -n '/selftests: .*cm_conform.sh$/,/selftests: .*cm_conform.sh/p' "$log" >"$ktap"
+	grep -E '^# not ok [0-9]+ ' "$ktap" | head -5
+	grep -qE '^# # Totals: pass:[1-9][0-9]* fail:0 ' "$ktap" &&
+		grep -qE '^ok [0-9]+ selftests: .*cm_conform.sh$' "$ktap"
+}
+ktap_test_result "stock: rpcrdma-cm conform gives every verdict cm_conform.sh expects of stock" conform_as_expected
+stock_conform_fails() {
+	grep -qE '^# ok [0-9]+ stock rxe: threshold.1k.above: fail$' "$log" &&
+		grep -qE '^# ok [0-9]+ stock (rxe|siw): ri.server-without-r: fail$' "$log"
+}
+ktap_test_result "stock: conform fails it on the 1 KB Reply limit and the R bit (named)" stock_conform_fails
 ktap_finished
