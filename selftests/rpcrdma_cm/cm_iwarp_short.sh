@@ -4,7 +4,7 @@
 # Short private data over iWARP. Soft-iWARP (siw) delivers exactly the
 # octets the peer sent (IB and RoCE pad the CM area with zeros), so a
 # requester that sends fewer than the 8 octets of an RFC 8797 message must
-# not make the server read past them. A userspace requester (cm_probe.py)
+# not make the server read past them. A userspace requester (rpcrdma-cm probe)
 # connects to nfsd's RDMA listener over siw with 0, 1, 3, 7, 8 and 9
 # octets of private data, with rpcrdma_cm unloaded (the stock decoder) and
 # loaded. Each connection must be accepted; the server's
@@ -24,14 +24,13 @@ skip_unless_root
 
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
-PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 # A dummy NIC of its own for siw: rxe may sit on the guest's NIC already,
 # and the address picks the RDMA device. 192.0.2.0/24 is TEST-NET-1.
 SIW_NIC=rcmsiw0
 SIW_ADDR=192.0.2.77
 
 ktap_print_header
-require_pyverbs
+require_tool
 require_module_ko
 
 # octets sent|peer_v1 the server must trace|remote_inv|module counter
@@ -46,7 +45,7 @@ f6ab0e18010103|no|off|short
 f6ab0e1801010303|yes|on|conforming
 f6ab0e1801010303ff|yes|on|conforming"
 ncases=$(echo "$CASES" | wc -l)
-# The requester's side: cm_probe.py --accept answers the kernel NFS
+# The requester's side: rpcrdma-cm respond answers the kernel NFS
 # client's connect with these octets. octets|peer_v1|send and receive
 # thresholds the client must apply (4096 is its own limit).
 CLIENT_PORT=$((NFS_PORT + 1))
@@ -87,7 +86,12 @@ probe_case() {
 	len=$((${#hex} / 2))
 	[ "$by" = module ] && before=$(counter "$5")
 	echo >/sys/kernel/tracing/trace
-	reply=$($PROBE "$SIW_ADDR" "$NFS_PORT" "$hex") || return 1
+	if [ -n "$hex" ]; then
+		reply=$("$TOOL" probe --json --pdata "$hex" "$SIW_ADDR:$NFS_PORT" | jq -r .received.raw)
+	else
+		reply=$("$TOOL" probe --json --no-pdata "$SIW_ADDR:$NFS_PORT" | jq -r .received.raw)
+	fi
+	[ -n "$reply" ] || return 1
 	# Module or not, the server advertises 4 KB and the Remote
 	# Invalidation it uses (siw can invalidate).
 	want=f6ab0e1801010303
@@ -154,7 +158,7 @@ client_case() {
 	local pid i got before after len=$((${#2} / 2))
 	[ "$by" = module ] && before=$(requester_counter short)
 	trace_cm_private xprtrdma_cm_private || return 1
-	timeout 120 $PROBE --accept "$SIW_ADDR" $CLIENT_PORT "$hex" 3 >$out 2>&1 &
+	timeout 120 "$TOOL" respond --count 1 --pdata "${hex:--}" --hold 3 "$SIW_ADDR:$CLIENT_PORT" >$out 2>&1 &
 	pid=$!
 	for i in $(seq 1 80); do
 		grep -q listening $out && break

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A connection is negotiated by what built its connect, not by whatever is
-# registered when it is established. A userspace responder (cm_probe.py
-# --accept with a go-file) holds the kernel NFS client's connect request
+# registered when it is established. A userspace responder
+# (rpcrdma-cm respond --wait-for) holds the kernel NFS client's connect request
 # until the test has unloaded or loaded rpcrdma_cm and created the file;
 # only then does it accept. The client's rpcrdma:xprtrdma_cm_private event
 # shows what it then applied:
@@ -22,14 +22,13 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 skip_unless_root
 
-PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 PORT=20051
 # The responder's accept: 16 KB each way, Remote Invalidation.
 ACCEPT=f6ab0e1801010f0f
 STATS=/sys/kernel/debug/rpcrdma_cm/stats
 
 ktap_print_header
-require_pyverbs
+require_tool
 require_module_ko
 ktap_set_plan 4
 
@@ -43,7 +42,7 @@ connect_with_window() {
 	local out=/tmp/cm_latch.responder go=/tmp/cm_latch.go pid i mpid
 	rm -f $go
 	trace_cm_private xprtrdma_cm_private || return 1
-	timeout 240 $PROBE --accept "$ip" $PORT $ACCEPT 3 $go >$out 2>&1 &
+	timeout 240 "$TOOL" respond --count 1 --pdata $ACCEPT --hold 3 --wait-for $go "$ip:$PORT" >$out 2>&1 &
 	pid=$!
 	for i in $(seq 1 80); do
 		grep -q listening $out && break
@@ -65,7 +64,7 @@ connect_with_window() {
 		wait
 		return 1
 	fi
-	ktap_print_msg "connect request: $(sed -n 2p $out | cut -c1-16)"
+	ktap_print_msg "connect request: $(sed -n '2s/.* req=\(.\{1,16\}\).*/\1/p' $out)"
 	"$@" || { ktap_print_msg "'$*' failed"; kill $mpid $pid; wait; return 1; }
 	touch $go
 	wait $mpid && umount "$MNT"

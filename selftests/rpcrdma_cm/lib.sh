@@ -365,6 +365,16 @@ require_module_ko() {
 	fi
 }
 
+# ... or without the rpcrdma-cm tool (make tools), whose path it leaves
+# in TOOL ...
+require_tool() {
+	TOOL=${RPCRDMA_CM_TOOL:-$(dirname "${BASH_SOURCE[0]}")/../../target/release/rpcrdma-cm}
+	if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
+		ktap_skip_all "$TOOL or jq missing (make tools)"
+		exit "$KSFT_SKIP"
+	fi
+}
+
 # ... or without rdma-core's Python bindings (for cm_probe.py).
 require_pyverbs() {
 	if ! /usr/bin/python3 -c 'import pyverbs.cmid' 2>/dev/null; then
