@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The kernel NFS client against legacy and hostile responders. A userspace
-# RDMA CM listener (cm_peer.py respond) accepts the client's connects with
+# RDMA CM listener (rpcrdma-cm respond) accepts the client's connects with
 # chosen private data: none (a legacy RFC 8166 server such as
 # nfs-ganesha/ntirpc), conforming messages, size codes at the edges of
 # 0..255 both ways, bad magic (byte-swapped too), versions 0, 2 and 255,
@@ -39,7 +39,6 @@ EVENT=xprtrdma_cm_private
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
 CONNS=$D/rpcrdma_cm/connections
-PEER="/usr/bin/python3 $DIR/cm_peer.py"
 PORT=$((NFS_PORT + 2))
 SIW_NIC=rcmsiw1
 SIW_ADDR=192.0.2.78
@@ -49,6 +48,7 @@ PARAMS="requester_send_size=65536 requester_recv_size=16384"
 
 ktap_print_header
 require_pyverbs
+require_tool
 require_module_ko
 [ -r "$ORACLE" ] || ktap_exit_fail_msg "no oracle at $ORACLE"
 ktap_set_plan 19
@@ -104,9 +104,9 @@ for n in (1, 8, 12, 56, 196):
 } >$WORK/cases
 ncases=$(grep -c . $WORK/cases)
 
-# start_responder ADDR CASES LOG: cm_peer.py respond, up once it listens.
+# start_responder ADDR CASES LOG: rpcrdma-cm respond, up once it listens.
 start_responder() {
-	$PEER respond "$1" $PORT "$2" >"$3" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+	"$TOOL" respond --cases "$2" "$1:$PORT" >"$3" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	responder_pid=$!
 	local i
 	for i in $(seq 1 120); do
@@ -189,6 +189,8 @@ check_set siw 0 $WORK/short "siw, 0..8 octets exact"
 /usr/bin/python3 -c "import random, struct, sys
 sys.path.insert(0, '$DIR')
 from importlib.machinery import SourceFileLoader
+# The storm's kinds of random private data are cm_peer.py's, shared with
+# cm_storm.sh.
 peer = SourceFileLoader('cm_peer', '$DIR/cm_peer.py').load_module()
 r = random.Random(1)
 for _ in range($STORM):
