@@ -683,7 +683,13 @@ impl Connection {
             )));
         };
         dst.copy_from_slice(message);
-        let mut sge = buf.sge(message.len());
+        let sge = buf.sge(message.len());
+        self.post_send(sge)
+    }
+
+    /// Post one signaled Send of `sge` (registered memory that stays
+    /// registered until the QP is destroyed) and mark it outstanding.
+    fn post_send(&mut self, mut sge: sys::ibv_sge) -> Result<(), Error> {
         // SAFETY: ibv_send_wr is plain old data; zeros are valid.
         let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
         wr.wr_id = u64::MAX;
@@ -692,7 +698,8 @@ impl Connection {
         wr.opcode = sys::IBV_WR_SEND;
         wr.send_flags = sys::IBV_SEND_SIGNALED;
         let mut bad: *mut sys::ibv_send_wr = ptr::null_mut();
-        // SAFETY: as in repost, for the send queue.
+        // SAFETY: as in repost, for the send queue; the caller's memory
+        // behind sge stays registered until the QP is destroyed.
         let ret = unsafe {
             let qp = (*self.id).qp;
             let post = (*(*qp).context)
@@ -817,32 +824,8 @@ impl Connection {
             return Err(Error::Invalid("the message exceeds the region".into()));
         };
         dst.copy_from_slice(message);
-        let mut sge = buf.sge(message.len());
-        // SAFETY: ibv_send_wr is plain old data; zeros are valid.
-        let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
-        wr.wr_id = u64::MAX;
-        wr.sg_list = &mut sge;
-        wr.num_sge = 1;
-        wr.opcode = sys::IBV_WR_SEND;
-        wr.send_flags = sys::IBV_SEND_SIGNALED;
-        let mut bad: *mut sys::ibv_send_wr = ptr::null_mut();
-        // SAFETY: as in send: live QP, wr and sge valid for the call, the
-        // region's memory registered until the QP is destroyed.
-        let ret = unsafe {
-            let qp = (*self.id).qp;
-            let post = (*(*qp).context)
-                .ops
-                .post_send
-                .ok_or(Error::Invalid("the provider has no post_send".into()))?;
-            post(qp, &mut wr, &mut bad)
-        };
-        if ret != 0 {
-            return Err(Error::Call {
-                what: "ibv_post_send",
-                errno: ret,
-            });
-        }
-        self.send_busy = true;
+        let sge = buf.sge(message.len());
+        self.post_send(sge)?;
         while self.send_busy {
             self.poll_once(deadline, "a send completion")?;
         }
