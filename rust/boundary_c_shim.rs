@@ -34,6 +34,7 @@ mod ffi {
         pub(super) fn rpcrdma_cm_param_responder_recv_size() -> u32;
         pub(super) fn rpcrdma_cm_param_remote_invalidation() -> bool;
         pub(super) fn rpcrdma_cm_param_send_private_data() -> bool;
+        pub(super) fn rpcrdma_cm_param_nonconforming_requester_1k() -> bool;
         pub(super) fn rpcrdma_cm_warn_no_memory();
         pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void);
         pub(super) fn rpcrdma_cm_debugfs_remove();
@@ -65,6 +66,7 @@ pub(crate) fn params() -> Params {
             responder_recv: size(ffi::rpcrdma_cm_param_responder_recv_size()),
             remote_invalidation: ffi::rpcrdma_cm_param_remote_invalidation(),
             send_private_data: ffi::rpcrdma_cm_param_send_private_data(),
+            nonconforming_requester_1k: ffi::rpcrdma_cm_param_nonconforming_requester_1k(),
         }
     }
 }

@@ -147,6 +147,14 @@ static SEND_PRIVATE_DATA: BoolParam = BoolParam::new(
     true,
 );
 
+/// `nonconforming_requester_1k`: hold a client without conforming private
+/// data to RFC 8797's 1 KB.
+static NONCONFORMING_REQUESTER_1K: BoolParam = BoolParam::new(
+    c"nonconforming_requester_1k",
+    &module_parameters::nonconforming_requester_1k,
+    false,
+);
+
 /// The size parameters, in the order of their files.
 static SIZE_PARAMS: [&SizeParam; 4] = [
     &REQUESTER_SEND_SIZE,
@@ -156,7 +164,11 @@ static SIZE_PARAMS: [&SizeParam; 4] = [
 ];
 
 /// The boolean parameters, in the order of their files.
-static BOOL_PARAMS: [&BoolParam; 2] = [&REMOTE_INVALIDATION, &SEND_PRIVATE_DATA];
+static BOOL_PARAMS: [&BoolParam; 3] = [
+    &REMOTE_INVALIDATION,
+    &SEND_PRIVATE_DATA,
+    &NONCONFORMING_REQUESTER_1K,
+];
 
 /// Take the parameters given at load: check each size as
 /// [`SizeParam::set`] does and put every value in effect. Fails with
@@ -191,6 +203,7 @@ pub(crate) fn params() -> Params {
         responder_recv: RESPONDER_RECV_SIZE.get(),
         remote_invalidation: REMOTE_INVALIDATION.get(),
         send_private_data: SEND_PRIVATE_DATA.get(),
+        nonconforming_requester_1k: NONCONFORMING_REQUESTER_1K.get(),
     }
 }
 

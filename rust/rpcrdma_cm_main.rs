@@ -84,6 +84,10 @@ module! {
             default: true,
             description: "Send RFC 8797 private data; N: as an RFC 8166 peer without it (Y)",
         },
+        nonconforming_requester_1k: bool {
+            default: false,
+            description: "Server: hold a client without conforming private data to RFC 8797's 1 KB (N: to the server's send size)",
+        },
     },
 }
 
@@ -102,6 +106,10 @@ pub(crate) struct Params {
     pub(crate) remote_invalidation: bool,
     /// Send RFC 8797 private data at all.
     pub(crate) send_private_data: bool,
+    /// Server: hold a requester that sent no conforming private data to
+    /// RFC 8797's 1 KB default (section 5), by advertising a 1 KB send
+    /// size to it, instead of to this side's own send size.
+    pub(crate) nonconforming_requester_1k: bool,
 }
 
 /// Octets of the peer's private data kept for debugfs.
@@ -581,6 +589,28 @@ fn local_limits(
     }
 }
 
+/// The responder's limits for a requester that sent `peer`: with
+/// `nonconforming_requester_1k`, a requester without a conforming message
+/// gets a send size of 1 KB, which the Accept then advertises and the
+/// transport applies (RFC 8797 section 5: the responder MUST assume the
+/// requester's 1 KB default); otherwise `limits` as they are, and svcrdma
+/// holds such a requester to the send size advertised (its compatibility
+/// with RFC 8166 clients, Documentation/design.rst).
+fn responder_limits(
+    limits: LocalLimits,
+    peer: &Result<PrivateMessage, Nonconformance>,
+    nonconforming_requester_1k: bool,
+) -> LocalLimits {
+    if nonconforming_requester_1k && peer.is_err() {
+        LocalLimits {
+            max_send: InlineSize::DEFAULT,
+            ..limits
+        }
+    } else {
+        limits
+    }
+}
+
 /// Apply `limits` to the transport and write the advertisement, if any.
 fn advertise(
     limits: &LocalLimits,
@@ -676,7 +706,11 @@ impl rdma_cm::Operations for CmState {
         let _timer = self.time(Callback::PrepareAccept);
         let p = boundary::params();
         let peer = PrivateMessage::decode(peer_pdata);
-        let limits = local_limits(local, sizes_for(&p, Role::Responder), p.remote_invalidation);
+        let limits = responder_limits(
+            local_limits(local, sizes_for(&p, Role::Responder), p.remote_invalidation),
+            &peer,
+            p.nonconforming_requester_1k,
+        );
         let mut proposed = *local;
         let (len, advertised) = advertise(&limits, p.send_private_data, &mut proposed, pdata)?;
         let n = negotiate(negotiating_as(&limits, advertised.is_some()), &peer);

@@ -72,6 +72,11 @@ module_param(send_private_data, bool, 0644);
 MODULE_PARM_DESC(send_private_data,
 		 "Send RFC 8797 private data; N: as an RFC 8166 peer without it (Y)");
 
+static bool nonconforming_requester_1k;
+module_param(nonconforming_requester_1k, bool, 0644);
+MODULE_PARM_DESC(nonconforming_requester_1k,
+		 "Server: hold a client without conforming private data to RFC 8797's 1 KB (N: to the server's send size)");
+
 u32 rpcrdma_cm_param_requester_send_size(void)
 {
 	return READ_ONCE(requester_send_size);
@@ -100,6 +105,11 @@ bool rpcrdma_cm_param_remote_invalidation(void)
 bool rpcrdma_cm_param_send_private_data(void)
 {
 	return READ_ONCE(send_private_data);
+}
+
+bool rpcrdma_cm_param_nonconforming_requester_1k(void)
+{
+	return READ_ONCE(nonconforming_requester_1k);
 }
 
 void rpcrdma_cm_warn_no_memory(void)

@@ -21,6 +21,7 @@ u32 rpcrdma_cm_param_responder_send_size(void);
 u32 rpcrdma_cm_param_responder_recv_size(void);
 bool rpcrdma_cm_param_remote_invalidation(void);
 bool rpcrdma_cm_param_send_private_data(void);
+bool rpcrdma_cm_param_nonconforming_requester_1k(void);
 
 void rpcrdma_cm_warn_no_memory(void);
 void rpcrdma_cm_debugfs_create(const void *state);

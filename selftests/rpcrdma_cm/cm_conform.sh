@@ -4,7 +4,9 @@
 # `rpcrdma-cm conform` against this guest's nfsd, over rxe and siw, for
 # each server kind this kernel has: with rpcrdma_cm loaded ("module") and
 # without it ("series") on a kernel with the series, the kernel's own
-# svcrdma on a stock kernel ("stock"). Every verdict the tool prints is one
+# svcrdma on a stock kernel ("stock"), and with rpcrdma_cm loaded with
+# nonconforming_requester_1k=Y ("module-1k"), which holds a requester
+# without a conforming message to RFC 8797's 1 KB. Every verdict the tool prints is one
 # result here, judged against the verdict expected_verdict below gives:
 # RFC 8797 applied to the server's known behaviour, each exception said
 # with where it comes from. The tool's checks must be exactly the list
@@ -41,7 +43,7 @@ fi
 guest_setup rxe nfsd
 # A kernel with the series has the series' tracepoint; stock has not.
 if [ -d /sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private ]; then
-	KINDS="module series"
+	KINDS="module module-1k series"
 	require_module_ko
 else
 	KINDS=stock
@@ -95,8 +97,12 @@ expected_verdict() {
 	# deviation": RFC 8166 clients predating RFC 8797 size Reply chunks by
 	# their own buffers), and in stock svcrdma, which never reads the
 	# requester's receive size at all. A Reply of 1104 octets comes inline.
+	# With nonconforming_requester_1k=Y the module advertises a 1 KB
+	# send size to such a requester and the series' svcrdma holds its
+	# Replies to that: RFC 8797 section 5 as written.
 	request.*.above)
-		[ "${id#request.}" = reserved-flags.above ] || { echo fail; return; }
+		[ "${id#request.}" = reserved-flags.above ] || [ "$kind" = module-1k ] ||
+			{ echo fail; return; }
 		;;
 	# The series' svcrdma advertises the Remote Invalidation it uses
 	# (7.3 patch 0008, 6.12 0007): its Accept carries the R bit, so the
@@ -176,9 +182,13 @@ for tr in $TRANSPORTS; do
 	esac
 	for kind in $KINDS; do
 		rmmod rpcrdma_cm 2>/dev/null
-		if [ "$kind" = module ]; then
-			insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
-		fi
+		case $kind in
+		module) insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed" ;;
+		module-1k)
+			insmod "$RPCRDMA_CM_KO" nonconforming_requester_1k=Y ||
+				ktap_exit_fail_msg "insmod nonconforming_requester_1k=Y failed"
+			;;
+		esac
 		run_conform "$kind" "$tr" "$addr"
 		judge "$kind" "$tr"
 	done

@@ -27,7 +27,7 @@ P=$(rpcrdma_cm_params_dir) || P=/nonexistent
 # The defaults Documentation/admin-guide.rst promises: sizes 0 (the
 # transport's own setting), both booleans Y.
 DEFAULTS="requester_send_size=0 requester_recv_size=0 responder_send_size=0
-responder_recv_size=0 remote_invalidation=Y send_private_data=Y"
+responder_recv_size=0 remote_invalidation=Y send_private_data=Y nonconforming_requester_1k=N"
 params_present() {
 	local kv p want got ok=0
 	for kv in $DEFAULTS; do
