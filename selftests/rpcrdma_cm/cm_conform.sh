@@ -53,7 +53,7 @@ fi
 NONCONFORMING="none zeroed bad-magic swapped-magic version-0 version-2"
 check_ids() {
 	local t c
-	echo accept.magic accept.version accept.reserved-flags accept.sizes accept.length calibration
+	echo accept.magic accept.version accept.reserved-flags accept.length calibration
 	for t in threshold.own-send threshold.1k threshold.4k threshold.64k request.reserved-flags; do
 		echo $t.accepted $t.below $t.above
 	done

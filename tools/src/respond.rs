@@ -167,10 +167,12 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
     let mut failed = 0u32;
     let mut n = 0u32;
     while args.count.is_none_or(|c| n < c) {
-        // No deadline for the next request: until killed (or --count).
-        let request = listener
-            .next_request(Instant::now() + Duration::from_secs(u32::MAX.into()))
-            .map_err(|e| Failure::peer(format!("listen on {addr}: {e}")))?;
+        // Until killed (or --count): an hour at a time.
+        let request = match listener.next_request(Instant::now() + Duration::from_secs(3600)) {
+            Ok(r) => r,
+            Err(rdmacm_sys::Error::Timeout { .. }) => continue,
+            Err(e) => return Err(Failure::peer(format!("listen on {addr}: {e}"))),
+        };
         let rep = &cases[n as usize % cases.len()];
         let line = RequestLine {
             conn: n,
@@ -189,7 +191,7 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
         if let Some(path) = &args.wait_for {
             wait_for(path)?;
         }
-        let outcome = request.accept(rep, 1, timeout).and_then(|mut conn| {
+        let outcome = request.accept(rep, 0, 0, timeout).and_then(|mut conn| {
             if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
                 return Ok(());
             }

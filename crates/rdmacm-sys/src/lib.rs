@@ -31,6 +31,13 @@ pub const MAX_REQ_PRIVATE_DATA: usize = 56;
 /// REP's 196 octets; the RDMA CM adds no header to a REP).
 pub const MAX_REP_PRIVATE_DATA: usize = 196;
 
+/// The most private data a reject carries (the IB CM REJ's 148 octets).
+pub const MAX_REJ_PRIVATE_DATA: usize = 148;
+
+/// Responder resources and initiator depth that let librdmacm take the
+/// smaller of the request's and the device's (rdma_cma.h).
+const RDMA_MAX_RESOURCES: u8 = 0xff;
+
 /// Linux address families (sys/socket.h).
 const AF_INET: u16 = 2;
 /// See [`AF_INET`].
@@ -73,8 +80,12 @@ pub enum Error {
         what: &'static str,
         /// The status, as libibverbs names it.
         status: String,
-        /// Whether the status is `IBV_WC_REM_INV_REQ_ERR`: the peer sent
-        /// With Invalidate an STag this side could not invalidate.
+        /// The status as libibverbs numbers it (`ibv_wc_status`).
+        code: u32,
+        /// A receive that completed with `IBV_WC_REM_INV_REQ_ERR`: on
+        /// rxe, how a Send With Invalidate of an STag this side cannot
+        /// invalidate (a user memory region) shows; in general the status
+        /// means only "remote invalid request", so this is a hint.
         invalidate_refused: bool,
     },
     /// Bad arguments.
@@ -108,6 +119,17 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+    /// Whether this is a Send that failed on this side for its memory or
+    /// the QP's local state (`IBV_WC_LOC_PROT_ERR`; siw reports any local
+    /// transmit failure, an invalidated STag included, as
+    /// `IBV_WC_LOC_QP_OP_ERR`), not a flush, a retry or the peer.
+    pub fn is_local_send_failure(&self) -> bool {
+        matches!(self, Error::Completion { what: "send", code, .. }
+            if *code == sys::IBV_WC_LOC_PROT_ERR || *code == sys::IBV_WC_LOC_QP_OP_ERR)
+    }
+}
 
 /// The last OS error number.
 fn errno() -> i32 {
@@ -375,6 +397,8 @@ pub struct Connection {
     id: *mut sys::rdma_cm_id,
     /// Whether the connection was established and not yet disconnected.
     connected: bool,
+    /// Whether the CM reported the disconnection already.
+    disconnected: bool,
     /// The id's event channel; destroyed last.
     channel: Channel,
 }
@@ -458,8 +482,9 @@ fn sockaddr(addr: SocketAddr) -> sys::sockaddr_storage {
     ss
 }
 
-/// Connection parameters carrying `pdata` (empty: no private data).
-fn conn_param(pdata: &[u8]) -> sys::rdma_conn_param {
+/// Connection parameters carrying `pdata` (empty: no private data), with
+/// `resources` responder resources and initiator depth.
+fn conn_param(pdata: &[u8], resources: u8) -> sys::rdma_conn_param {
     sys::rdma_conn_param {
         private_data: if pdata.is_empty() {
             ptr::null()
@@ -467,8 +492,8 @@ fn conn_param(pdata: &[u8]) -> sys::rdma_conn_param {
             pdata.as_ptr().cast()
         },
         private_data_len: u8::try_from(pdata.len()).unwrap_or(0),
-        responder_resources: 1,
-        initiator_depth: 1,
+        responder_resources: resources,
+        initiator_depth: resources,
         flow_control: 1,
         retry_count: 7,
         rnr_retry_count: 7,
@@ -511,6 +536,7 @@ impl Connection {
             cq: ptr::null_mut(),
             id,
             connected: false,
+            disconnected: false,
             channel,
         };
         let mut dst_ss = sockaddr(dst);
@@ -538,7 +564,7 @@ impl Connection {
             "route resolution",
         )?;
         conn.create_qp(opts.max_recv)?;
-        let mut param = conn_param(pdata);
+        let mut param = conn_param(pdata, 1);
         // SAFETY: live id with a QP; param and the private data it points
         // at are valid for the call (librdmacm copies them).
         check("rdma_connect", unsafe {
@@ -749,7 +775,8 @@ impl Connection {
                     return Err(Error::Completion {
                         what: if is_send { "send" } else { "receive" },
                         status: wc_status_name(wc.status),
-                        invalidate_refused: wc.status == sys::IBV_WC_REM_INV_REQ_ERR,
+                        code: wc.status,
+                        invalidate_refused: !is_send && wc.status == sys::IBV_WC_REM_INV_REQ_ERR,
                     });
                 }
                 if !is_send {
@@ -820,10 +847,15 @@ impl Connection {
             // SAFETY: each mr is live while its buffer is.
             .find(|b| unsafe { (*b.mr).rkey } == region.handle)
             .ok_or(Error::Invalid("no such region".into()))?;
-        let Some(dst) = buf.mem.get_mut(..message.len()) else {
+        if message.len() > buf.mem.len() {
             return Err(Error::Invalid("the message exceeds the region".into()));
-        };
-        dst.copy_from_slice(message);
+        }
+        // SAFETY: within the buffer (checked); through a raw pointer, not
+        // a reference, since the peer may write this memory by RDMA as
+        // long as its STag is valid.
+        unsafe {
+            ptr::copy_nonoverlapping(message.as_ptr(), buf.mem.as_mut_ptr(), message.len());
+        }
         let sge = buf.sge(message.len());
         self.post_send(sge)?;
         while self.send_busy {
@@ -870,6 +902,9 @@ impl Connection {
     /// local disconnect's own failure does not count.
     pub fn close(mut self, timeout: Duration) -> Result<(), Error> {
         self.connected = false;
+        if self.disconnected {
+            return Ok(());
+        }
         // SAFETY: live id.
         unsafe { sys::rdma_disconnect(self.id) };
         self.channel.expect(
@@ -899,6 +934,7 @@ impl Connection {
         match self.channel.next(deadline, "the peer's disconnection") {
             Ok(e) if e.kind == sys::RDMA_CM_EVENT_DISCONNECTED => {
                 self.connected = false;
+                self.disconnected = true;
                 Ok(true)
             }
             Ok(e) => Err(Error::Event {
@@ -951,12 +987,13 @@ impl Listener {
 
     /// The next connect request, waiting until `deadline`; other events of
     /// the listening id are passed over.
-    pub fn next_request(&mut self, deadline: Instant) -> Result<Request, Error> {
+    pub fn next_request(&mut self, deadline: Instant) -> Result<Request<'_>, Error> {
         loop {
             let e = self.channel.next(deadline, "a connect request")?;
             if e.kind == sys::RDMA_CM_EVENT_CONNECT_REQUEST && !e.id.is_null() {
                 return Ok(Request {
                     id: e.id,
+                    _listener: std::marker::PhantomData,
                     private_data: e.private_data,
                 });
             }
@@ -971,17 +1008,21 @@ impl Drop for Listener {
     }
 }
 
-/// A connect request not answered yet; rejected if dropped unanswered.
-pub struct Request {
+/// A connect request not answered yet; rejected if dropped unanswered. It
+/// borrows its listener: until accepted, its id's events go to the
+/// listener's channel.
+pub struct Request<'a> {
     /// The new id the request came on, owned here.
     id: *mut sys::rdma_cm_id,
+    /// The listener whose channel the id is on.
+    _listener: std::marker::PhantomData<&'a Listener>,
     /// The private data of the request, as the CM delivered it: on
     /// InfiniBand and RoCE padded with zeros to the REQ's 56 octets,
     /// over iWARP as long as the requester sent it.
     pub private_data: Vec<u8>,
 }
 
-impl fmt::Debug for Request {
+impl fmt::Debug for Request<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")
             .field("private_data", &self.private_data)
@@ -989,14 +1030,16 @@ impl fmt::Debug for Request {
     }
 }
 
-impl Request {
-    /// Accept with `private_data` (empty: none), with a QP that holds
-    /// `max_recv` receives, and wait until `timeout` for the connection
-    /// to be established.
+impl Request<'_> {
+    /// Accept with `private_data` (empty: none), with `receives` receives
+    /// of `size` octets posted first (the requester may Send as soon as
+    /// it sees the connection established), and wait until `timeout` for
+    /// the connection to be established.
     pub fn accept(
         self,
         private_data: &[u8],
-        max_recv: u32,
+        receives: u32,
+        size: usize,
         timeout: Duration,
     ) -> Result<Connection, Error> {
         if private_data.len() > MAX_REP_PRIVATE_DATA {
@@ -1008,7 +1051,8 @@ impl Request {
         let deadline = Instant::now() + timeout;
         let channel = Channel::new()?;
         // From here the connection owns the id (and destroys it on error).
-        let this = std::mem::ManuallyDrop::new(self);
+        let mut this = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut this.private_data));
         let mut conn = Connection {
             recv: Vec::new(),
             send: None,
@@ -1019,6 +1063,7 @@ impl Request {
             cq: ptr::null_mut(),
             id: this.id,
             connected: false,
+            disconnected: false,
             channel,
         };
         // SAFETY: live id, live channel: its later events go to the
@@ -1026,8 +1071,11 @@ impl Request {
         check("rdma_migrate_id", unsafe {
             sys::rdma_migrate_id(conn.id, conn.channel.0)
         })?;
-        conn.create_qp(max_recv)?;
-        let mut param = conn_param(private_data);
+        conn.create_qp(receives)?;
+        if receives > 0 {
+            conn.post_receives(receives, size)?;
+        }
+        let mut param = conn_param(private_data, RDMA_MAX_RESOURCES);
         // SAFETY: live id with a QP; param and the private data it points
         // at are valid for the call (librdmacm copies them).
         check("rdma_accept", unsafe {
@@ -1042,29 +1090,30 @@ impl Request {
         Ok(conn)
     }
 
-    /// Reject with `private_data` (empty: none).
+    /// Reject with `private_data` (empty: none; at most
+    /// [`MAX_REJ_PRIVATE_DATA`] octets).
     pub fn reject(self, private_data: &[u8]) -> Result<(), Error> {
-        let this = std::mem::ManuallyDrop::new(self);
-        let len = u8::try_from(private_data.len())
-            .map_err(|_| Error::Invalid("too much private data for a reject".into()));
+        if private_data.len() > MAX_REJ_PRIVATE_DATA {
+            // Dropped: rejected without private data.
+            return Err(Error::Invalid(format!(
+                "{} octets of private data: a reject carries at most {MAX_REJ_PRIVATE_DATA}",
+                private_data.len()
+            )));
+        }
+        let mut this = std::mem::ManuallyDrop::new(self);
+        drop(std::mem::take(&mut this.private_data));
+        let len = private_data.len() as u8;
         // SAFETY: live id with a pending request; the data is valid for
         // the call; the id is destroyed once, here.
         unsafe {
-            let ret = match len {
-                Ok(n) => sys::rdma_reject(
-                    this.id,
-                    if n == 0 {
-                        ptr::null()
-                    } else {
-                        private_data.as_ptr().cast()
-                    },
-                    n,
-                ),
-                Err(_) => sys::rdma_reject(this.id, ptr::null(), 0),
+            let data = if len == 0 {
+                ptr::null()
+            } else {
+                private_data.as_ptr().cast()
             };
+            let ret = sys::rdma_reject(this.id, data, len);
             let e = errno();
             sys::rdma_destroy_id(this.id);
-            len?;
             if ret != 0 {
                 return Err(Error::Call {
                     what: "rdma_reject",
@@ -1076,7 +1125,7 @@ impl Request {
     }
 }
 
-impl Drop for Request {
+impl Drop for Request<'_> {
     fn drop(&mut self) {
         // SAFETY: an unanswered request's id is ours: reject, then destroy.
         unsafe {
@@ -1228,6 +1277,7 @@ mod tests {
                     cq,
                     id,
                     connected: true,
+                    disconnected: false,
                     channel: Channel(ch),
                 })
             }
