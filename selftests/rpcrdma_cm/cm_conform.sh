@@ -10,7 +10,10 @@
 # result here, judged against the verdict expected_verdict below gives:
 # RFC 8797 applied to the server's known behaviour, each exception said
 # with where it comes from. The tool's checks must be exactly the list
-# below, and its exit status 1 exactly when a verdict is "fail".
+# below, and its exit status 1 exactly when a verdict is "fail". The
+# Accept checks, which no Linux server fails, are shown failing against
+# `rpcrdma-cm respond` answering with a byte-swapped magic, version 2,
+# reserved bits and (over siw, where lengths are exact) 16 octets.
 #
 # RPCRDMA_CM_CONFORM_TRANSPORTS: rxe, siw or both (the default).
 
@@ -127,8 +130,34 @@ run_conform() {
 	echo $? >"$out.rc"
 }
 
+# Accept cases: transport, the responder's private data, the check that
+# must fail.
+BAD_ACCEPTS="rxe 180eabf601010303 accept.magic
+rxe f6ab0e1802010303 accept.version
+rxe f6ab0e1801810303 accept.reserved-flags
+siw f6ab0e18010103030000000000000000 accept.length"
+RESPOND_PORT=$((NFS_PORT + 7))
+
+# bad_accept ADDRESS HEX CHECK: conform --accept-only against a responder
+# accepting with HEX: CHECK fails, exit status 1.
+bad_accept() {
+	local out=$WORK/bad-accept pid got rc
+	timeout 60 "$TOOL" respond --count 1 --pdata "$2" "$1:$RESPOND_PORT" >"$out.respond" 2>&1 &
+	pid=$!
+	wait_for_line 30 "$out.respond" '^listening' ||
+		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; return 1; }
+	timeout 60 "$TOOL" conform --accept-only --json "$1:$RESPOND_PORT" >"$out.json" 2>"$out.err"
+	rc=$?
+	wait $pid
+	got=$(jq -r --arg id "$3" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
+	[ "$got" = fail ] && [ $rc = 1 ] && return 0
+	ktap_print_msg "$3: ${got:-missing}, exit $rc: $(head -c 300 "$out.json") $(head -c 200 "$out.err")"
+	return 1
+}
+
 plan=0
 for tr in $TRANSPORTS; do
+	plan=$((plan + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ")))
 	n=$(check_ids "$tr" | wc -w)
 	for kind in $KINDS; do
 		plan=$((plan + n + 2))
@@ -192,5 +221,9 @@ for tr in $TRANSPORTS; do
 		run_conform "$kind" "$tr" "$addr"
 		judge "$kind" "$tr"
 	done
+	while read -r t hex id; do
+		[ "$t" = "$tr" ] || continue
+		ktap_test_result "$tr: against a responder accepting with $hex, $id fails" bad_accept "$addr" "$hex" "$id"
+	done <<<"$BAD_ACCEPTS"
 done
 ktap_finished

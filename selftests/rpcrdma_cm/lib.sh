@@ -357,6 +357,17 @@ wait_for_file() {
 	[ -e "$f" ]
 }
 
+# wait_for_line SECONDS FILE REGEX: until a line of FILE matches REGEX
+# (grep -E), at most SECONDS; false if none did.
+wait_for_line() {
+	local t=$(($1 * 4))
+	until grep -qE "$3" "$2" 2>/dev/null; do
+		[ "$t" -gt 0 ] || return 1
+		sleep 0.25
+		t=$((t - 1))
+	done
+}
+
 # Skip the whole test (after its KTAP header) without the module...
 require_module_ko() {
 	if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then

@@ -57,6 +57,10 @@ pub(crate) struct ConformArgs {
     /// Seconds allowed for each connection and each call.
     #[arg(long, short = 'W', default_value_t = 10.0, value_parser = crate::rpc::positive_seconds)]
     pub timeout: f64,
+    /// Check the Accept's private data only (no RPC: for any RDMA CM
+    /// listener, e.g. one that is not an NFS server).
+    #[arg(long)]
+    pub accept_only: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -127,6 +131,21 @@ pub(crate) struct ConformReport {
 }
 
 impl ConformReport {
+    /// The report of `checks` against `addr`, whose Accept was `accept`.
+    fn new(addr: SocketAddr, transport: &str, accept: &[u8], checks: Vec<Check>) -> Self {
+        let count = |v: Verdict| checks.iter().filter(|k| k.verdict == v).count();
+        ConformReport {
+            target: addr.to_string(),
+            transport: transport.into(),
+            accept: hex(&accept[..accept.len().min(8)]),
+            pass: count(Verdict::Pass),
+            fail: count(Verdict::Fail),
+            not_applicable: count(Verdict::NotApplicable),
+            could_not_tell: count(Verdict::CouldNotTell),
+            checks,
+        }
+    }
+
     /// Text: one block per check.
     pub fn render(&self) -> String {
         let mut t = format!(
@@ -989,7 +1008,11 @@ pub(crate) fn nonconforming_requests(
 }
 
 /// Run every check against `addr`.
-pub(crate) fn conform(addr: SocketAddr, timeout: Duration) -> Result<ConformReport, Failure> {
+pub(crate) fn conform(
+    addr: SocketAddr,
+    timeout: Duration,
+    accept_only: bool,
+) -> Result<ConformReport, Failure> {
     let mut c = Checks { list: Vec::new() };
     // The reference connection: this side can receive 256 KB, so the
     // server's own send size is what limits its Replies.
@@ -1002,6 +1025,11 @@ pub(crate) fn conform(addr: SocketAddr, timeout: Duration) -> Result<ConformRepo
     let iwarp = s.conn.as_ref().is_some_and(Connection::is_iwarp);
     let accept = s.accept.clone();
     check_accept(&mut c, &reference, &accept, iwarp);
+    let transport = if iwarp { "iWARP" } else { "InfiniBand/RoCE" };
+    if accept_only {
+        s.close();
+        return Ok(ConformReport::new(addr, transport, &accept, c.list));
+    }
     let server = ServerLimits::of(&accept);
     let cal = calibrate(&mut s);
     c.add(
@@ -1027,7 +1055,6 @@ pub(crate) fn conform(addr: SocketAddr, timeout: Duration) -> Result<ConformRepo
         timeout,
         cal,
     };
-    let transport = if iwarp { "iWARP" } else { "InfiniBand/RoCE" };
     // The server never sends more inline than its own send size.
     threshold_checks(
         &mut run,
@@ -1083,23 +1110,17 @@ pub(crate) fn conform(addr: SocketAddr, timeout: Duration) -> Result<ConformRepo
         );
     }
     remote_invalidation_checks(&mut c, addr, timeout);
-    let count = |v: Verdict| c.list.iter().filter(|k| k.verdict == v).count();
-    Ok(ConformReport {
-        target: addr.to_string(),
-        transport: transport.into(),
-        accept: hex(&accept[..accept.len().min(8)]),
-        pass: count(Verdict::Pass),
-        fail: count(Verdict::Fail),
-        not_applicable: count(Verdict::NotApplicable),
-        could_not_tell: count(Verdict::CouldNotTell),
-        checks: c.list,
-    })
+    Ok(ConformReport::new(addr, transport, &accept, c.list))
 }
 
 /// `rpcrdma-cm conform`.
 pub(crate) fn conform_cmd(args: &ConformArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
     let addr = crate::rpc::resolve(&args.target, crate::rdma::NFS_RDMA_PORT)?;
-    let r = conform(addr, Duration::from_secs_f64(args.timeout))?;
+    let r = conform(
+        addr,
+        Duration::from_secs_f64(args.timeout),
+        args.accept_only,
+    )?;
     emit(out, &if args.json { json(&r) } else { r.render() });
     Ok(if r.fail == 0 { Exit::Ok } else { Exit::Peer })
 }
