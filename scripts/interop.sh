@@ -25,7 +25,10 @@
 # each end's own report (debugfs with rpcrdma_cm loaded, else the
 # rpcrdma:*_cm_private tracepoints, else on the stock kernel
 # xprtrdma_inline_thresh) must agree; each guest must run the kernel its
-# side names. Prints KTAP (four results per row) and the matrix as a
+# side names; rows of CONFORM_CUT (every row with --full) also run
+# rpcrdma-cm conform from the client against the server, judged by
+# selftests/rpcrdma_cm/conform_expect.sh. Prints KTAP (four results per
+# row, five for a conform row) and the matrix as a
 # table, also written to $INTEROP_TABLE (default
 # build/check/interop-table.txt).
 set -uo pipefail
@@ -39,6 +42,8 @@ KSFT_DIR=$kdir/tools/testing/selftests
 T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
 # shellcheck source=../selftests/rpcrdma_cm/lib.sh
 . "$T/lib.sh"
+# shellcheck source=../selftests/rpcrdma_cm/conform_expect.sh
+. "$T/conform_expect.sh"
 TOOL=${RPCRDMA_CM_TOOL:-$RPCRDMA_CM_TOP/target/release/rpcrdma-cm}
 TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 TABLE=${INTEROP_TABLE:-$RPCRDMA_CM_TOP/build/check/interop-table.txt}
@@ -116,6 +121,15 @@ if [ $list = 1 ]; then
 fi
 [ ${#selected[@]} -gt 0 ] || rpcrdma_cm_die "no row selected (--list shows them)"
 
+# The rows whose client also runs rpcrdma-cm conform against the server in
+# the cut (with --full: every row): servers the single-guest cm_conform.sh
+# does not meet (1 KB; 16 KB send and 8 KB receive; no private data, over
+# siw and IPv6).
+CONFORM_CUT="module1k-x-stock module-asym-x-module-asym module-nopdata-x-module-siw-v6"
+conform_row() {
+	[ "$which" = full ] || [[ " $CONFORM_CUT " == *" $1 "* ]]
+}
+
 # side_kind SPEC, side_base SPEC: "stock", "patched" or "module", and the
 # kernel base of a side.
 side_kind() {
@@ -172,12 +186,13 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 
-# run_row DIR SERVER CLIENT TRANSPORT FAMILY NFS: both guests on a fresh link.
+# run_row DIR SERVER CLIENT TRANSPORT FAMILY NFS CONFORM: both guests on a
+# fresh link (CONFORM 1: the client runs rpcrdma-cm conform at the end).
 run_row() {
 	local d=$1 genv server_cmd client_cmd
 	genv=("KSFT_DIR=$KSFT_DIR"
 		"TWO_GUEST_WAIT=$((TIMEOUT - 60))" "INTEROP_TRANSPORT=$4"
-		"INTEROP_FAMILY=$5" "INTEROP_NFS_VERS=$6")
+		"INTEROP_FAMILY=$5" "INTEROP_NFS_VERS=$6" "INTEROP_CONFORM=$7")
 	server_cmd=(env "${genv[@]}" "RPCRDMA_CM_KO=$(side_ko "$2")" "$T/interop_server.sh" "$d" "$(side_params "$2")")
 	client_cmd=(env "${genv[@]}" "RPCRDMA_CM_KO=$(side_ko "$3")" "$T/interop_client.sh" "$d" "$(side_params "$3")")
 	guest_pair "$d" iop 52:54:00:00:04 "$TIMEOUT" "$(side_kdir "$2")" "$(side_kdir "$3")" server_cmd client_cmd
@@ -519,6 +534,49 @@ row_checks() {
 	ktap_test_result "$name: each guest booted the kernel its side names (base, stock or patched)" test $kernels_rc = 0
 	[ $kernels_rc = 0 ] || verdict="$verdict, kernel FAIL"
 
+	# rpcrdma-cm conform from the client against the server: the checks
+	# and verdicts conform_expect.sh gives for the server's configuration.
+	conform_as_expected() {
+		local kind send=4096 message=yes strict=no p id got want fails=0 ok=0 rc
+		local json=$d/client-conform.json
+		kind=$(side_kind "$server")
+		[ "$kind" = patched ] && kind=series
+		for p in $(side_params "$server"); do
+			case $p in
+			responder_send_size=*) send=${p#*=} ;;
+			send_private_data=N) message=no ;;
+			nonconforming_requester_1k=Y) strict=yes ;;
+			esac
+		done
+		if [ ! -s "$json" ]; then
+			ktap_print_msg "$name: no conform report: $(head -c 300 "$d/client-conform.err" 2>/dev/null)"
+			return 1
+		fi
+		got=$(jq -r '.checks[].id' "$json" | paste -sd ' ')
+		want=$(conform_check_ids "$tr" $message | tr ' ' '\n' | paste -sd ' ')
+		[ "$got" = "$want" ] || { ktap_print_msg "$name: conform made '$got', want '$want'"; ok=1; }
+		for id in $(conform_check_ids "$tr" $message); do
+			want=$(conform_expected "$kind" "$tr" "$id" "$send" $message $strict)
+			got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$json")
+			[ "$want" = fail ] && fails=$((fails + 1))
+			if [ "$got" != "$want" ]; then
+				ktap_print_msg "$name: conform $id: ${got:-missing}, want $want;" \
+					"$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | "sent \(.sent); got \(.got)"' "$json")"
+				ok=1
+			fi
+		done
+		rc=$(cat "$d/client-conform.rc" 2>/dev/null)
+		[ "$rc" = $((fails > 0 ? 1 : 0)) ] || { ktap_print_msg "$name: conform exit ${rc:-?} with $fails expected failures"; ok=1; }
+		[ $ok = 0 ] && ktap_print_msg "$name: conform $(jq -r '"\(.pass) pass, \(.fail) fail, \(.not_applicable) n/a, \(.could_not_tell) could not tell"' "$json"), as expected"
+		return $ok
+	}
+	if conform_row "$name"; then
+		local conform_rc=0
+		conform_as_expected || conform_rc=$?
+		ktap_test_result "$name: rpcrdma-cm conform against the $server server gives the verdicts conform_expect.sh expects" test $conform_rc = 0
+		[ $conform_rc = 0 ] || verdict="$verdict, conform FAIL"
+	fi
+
 	short() { case "$1" in -) echo "none/0" ;; none) echo "?" ;; *) echo "${1:0:16}/$((${#1} / 2))" ;; esac; }
 	table+=("$(printf "$fmt" "$name" "$tr" "v$fam" "$nfs" "$(short "$req")" "$(short "$rep")" \
 		"$(echo "${exp_c% *}" | tr ' ' /)|$(echo "${exp_s% *}" | tr ' ' /)" \
@@ -526,7 +584,11 @@ row_checks() {
 }
 
 ktap_print_header
-ktap_set_plan $((4 * ${#selected[@]}))
+conform_rows=0
+for row in "${selected[@]}"; do
+	conform_row "${row%%|*}" && conform_rows=$((conform_rows + 1))
+done
+ktap_set_plan $((4 * ${#selected[@]} + conform_rows))
 start=$(date +%s)
 for row in "${selected[@]}"; do
 	IFS='|' read -r name server client tr fam nfs _ <<<"$row"
@@ -536,7 +598,9 @@ for row in "${selected[@]}"; do
 	else
 		d=$TOPW/$name
 		rs=$(date +%s)
-		run_row "$d" "$server" "$client" "$tr" "$fam" "$nfs"
+		conform=0
+		conform_row "$name" && conform=1
+		run_row "$d" "$server" "$client" "$tr" "$fam" "$nfs" $conform
 		ktap_print_msg "$name: server $server, client $client, $tr IPv$fam NFS $nfs: $(($(date +%s) - rs)) s"
 	fi
 	row_checks "$name" "$d" "$server" "$client" "$tr" "$fam" "$nfs"

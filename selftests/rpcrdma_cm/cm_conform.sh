@@ -6,10 +6,10 @@
 # without it ("series") on a kernel with the series, the kernel's own
 # svcrdma on a stock kernel ("stock"), and with rpcrdma_cm loaded with
 # nonconforming_requester_1k=Y ("module-1k"), which holds a requester
-# without a conforming message to RFC 8797's 1 KB. Every verdict the tool prints is one
-# result here, judged against the verdict expected_verdict below gives:
-# RFC 8797 applied to the server's known behaviour, each exception said
-# with where it comes from. The tool's checks must be exactly the list
+# without a conforming message to RFC 8797's 1 KB. Every verdict the tool
+# prints is one result here, judged against the verdict conform_expect.sh
+# gives: RFC 8797 applied to the server's known behaviour, each exception
+# said with where it comes from. The tool's checks must be exactly the list
 # below, and its exit status 1 exactly when a verdict is "fail". The
 # Accept checks, which no Linux server fails, are shown failing against
 # `rpcrdma-cm respond` answering with a byte-swapped magic, version 2,
@@ -20,6 +20,8 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
+# shellcheck source=conform_expect.sh
+. "$DIR/conform_expect.sh"
 skip_unless_root
 
 TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
@@ -52,74 +54,20 @@ else
 	KINDS=stock
 fi
 
-# The checks the tool makes on TRANSPORT, in its order.
-NONCONFORMING="none zeroed bad-magic swapped-magic version-0 version-2"
+# check_ids TRANSPORT: the checks the tool makes here (every server here
+# sends an RFC 8797 message).
 check_ids() {
-	local t c
-	echo accept.magic accept.version accept.reserved-flags accept.length calibration
-	for t in threshold.own-send threshold.1k threshold.4k threshold.64k request.reserved-flags; do
-		echo $t.accepted $t.below $t.above
-	done
-	for c in $NONCONFORMING; do
-		echo request.$c.accepted request.$c.below request.$c.above
-	done
-	if [ "$1" = siw ]; then
-		echo request.short.accepted request.short.below request.short.above
-	else
-		echo request.short
-	fi
-	echo ri.requester-without-r ri.server-without-r
+	conform_check_ids "$1" yes
 }
 
-# expected_verdict KIND TRANSPORT ID: what the server of KIND must get.
-# Every server here advertises 4 KB each way (svcrdma's default), so the
-# thresholds the tool derives are 1 KB, 4 KB, 4 KB and 4 KB.
+# expected_verdict KIND TRANSPORT ID: what the server of KIND must get
+# (conform_expect.sh, which says why): every server here advertises 4 KB
+# each way (svcrdma's default), so the thresholds the tool derives are
+# 1 KB, 4 KB, 4 KB and 4 KB.
 expected_verdict() {
-	local kind=$1 tr=$2 id=$3
-	case $id in
-	# Over InfiniBand and RoCE the CM pads the REP to 196 octets and the
-	# REQ to 56: neither a message's exact length nor a short request
-	# can be seen there.
-	accept.length | request.short)
-		[ "$tr" = rxe ] && { echo not_applicable; return; }
-		;;
-	esac
-	case $id in
-	# Stock svcrdma ignores the requester's receive size: a 1 KB
-	# requester gets 1104 octets inline. Nor does it hold itself to the
-	# 4 KB it advertises: a Reply whose head fits the Send SGEs goes
-	# inline however long (4224 octets here; the series' "svcrdma: Do not
-	# send an inline Reply larger than the..." fixes both).
-	threshold.1k.above | threshold.own-send.above | threshold.4k.above | \
-		threshold.64k.above | request.reserved-flags.above)
-		[ "$kind" = stock ] && { echo fail; return; }
-		;;
-	# Linux holds a requester that sent no conforming message to the
-	# server's own send size, not to RFC 8797 section 5's 1 KB: with
-	# rpcrdma_cm and without it (Documentation/design.rst, "deliberate
-	# deviation": RFC 8166 clients predating RFC 8797 size Reply chunks by
-	# their own buffers), and in stock svcrdma, which never reads the
-	# requester's receive size at all. A Reply of 1104 octets comes inline.
-	# With nonconforming_requester_1k=Y the module advertises a 1 KB
-	# send size to such a requester and the series' svcrdma holds its
-	# Replies to that: RFC 8797 section 5 as written.
-	request.*.above)
-		[ "${id#request.}" = reserved-flags.above ] || [ "$kind" = module-1k ] ||
-			{ echo fail; return; }
-		;;
-	# The series' svcrdma advertises the Remote Invalidation it uses
-	# (7.3 patch 0008, 6.12 0007): its Accept carries the R bit, so the
-	# server may use Send With Invalidate. Stock's Accept has flags 00
-	# and it still sends With Invalidate to a requester that offered it
-	# (rxe then refuses to invalidate the tool's memory region; siw
-	# invalidates it without saying so in the receive completion, and the
-	# tool's next Send from that memory fails).
-	ri.server-without-r)
-		[ "$kind" = stock ] && echo fail || echo not_applicable
-		return
-		;;
-	esac
-	echo pass
+	local kind=$1 strict=no
+	[ "$kind" = module-1k ] && kind=module strict=yes
+	conform_expected "$kind" "$2" "$3" 4096 yes $strict
 }
 
 # run_conform KIND TRANSPORT ADDRESS: the tool's JSON in $WORK/KIND-TR.json,

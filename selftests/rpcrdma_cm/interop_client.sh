@@ -98,4 +98,15 @@ done
 sync
 grep -A1 "xprt:.*rdma" /proc/self/mountstats >"$W/client-mountstats" 2>/dev/null
 umount_rdma
+touch "$W/client-unmounted"
+# INTEROP_CONFORM=1: rpcrdma-cm conform against the server, judged on the
+# host (scripts/interop.sh, selftests/rpcrdma_cm/conform_expect.sh), once
+# the server has its capture and trace of the row's connection.
+if [ "${INTEROP_CONFORM:-0}" = 1 ] && wait_for_file 120 "$W/server-captured"; then
+	target=$(interop_addr server)
+	[ "$INTEROP_FAMILY" = 6 ] && target="[$target]"
+	timeout 600 "${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}" conform --json \
+		"$target:$NFS_PORT" >"$W/client-conform.json" 2>"$W/client-conform.err"
+	echo $? >"$W/client-conform.rc"
+fi
 touch "$W/client-finished"

@@ -52,12 +52,21 @@ if [ -d /sys/module/rpcrdma_cm ]; then
 fi
 touch "$W/server-connections-done"
 
-wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
+# The row's connection ends with the client's unmount (client-unmounted;
+# client-done if the client ended before it): the client's conform
+# connections, if any, come after server-captured and are neither in the
+# capture nor in the trace.
+for _ in $(seq 1 $((${TWO_GUEST_WAIT:-400} * 4))); do
+	[ -e "$W/client-unmounted" ] || [ -e "$W/client-done" ] && break
+	sleep 0.25
+done
 # The client's files, read back on the server from the export itself.
 (cd "$NFS_EXPORT" && sha256sum -- data-* 2>/dev/null) >"$W/server-sums"
-# Stop the capture once the last packet is in it (the client's unmount
-# tears the connection down just before client-done).
+# Stop the capture once the last packet is in it (the unmount tears the
+# connection down just before client-unmounted).
 capture_stop "$W/tcpdump.log" "$W/server.pcap"
 interop_traced svcrdma_cm_private >"$W/server-trace"
+touch "$W/server-captured"
+wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
 stop_nfsd
 touch "$W/server-done"

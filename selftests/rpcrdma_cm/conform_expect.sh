@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# What `rpcrdma-cm conform` must find on a Linux NFS/RDMA server, from the
+# server's configuration and RFC 8797, written here and not taken from the
+# tool or the module: the checks the tool makes and each one's verdict,
+# with every exception's source. Sourced by cm_conform.sh (one guest) and
+# scripts/interop.sh (the conform rows of the matrix).
+#
+# A server is described by
+#   KIND     stock (no series), series (the series, no module) or module
+#            (rpcrdma_cm loaded);
+#   SEND     the send size its Accept advertises, octets (svcrdma: 4096;
+#            the module: responder_send_size);
+#   MESSAGE  yes if its Accept carries an RFC 8797 message, no if not
+#            (the module with send_private_data=N);
+#   STRICT   yes for the module with nonconforming_requester_1k=Y.
+
+# The tool's COMPOUNDs reach about 5 KB (24 PUTROOTFH + GETATTR pairs of
+# about 208 octets, in a call of at most 1 KB): a threshold above this is
+# one it cannot bracket, "could not tell" by design.
+CONFORM_REACH=4096
+
+# The non-conforming requests of RFC 8797 section 5 the tool sends.
+CONFORM_NONCONFORMING="none zeroed bad-magic swapped-magic version-0 version-2"
+
+# conform_check_ids TRANSPORT MESSAGE: the checks in the tool's order.
+conform_check_ids() {
+	local t c
+	if [ "$2" = yes ]; then
+		echo accept.magic accept.version accept.reserved-flags accept.length calibration
+	else
+		echo accept.message calibration
+	fi
+	for t in threshold.own-send threshold.1k threshold.4k threshold.64k request.reserved-flags; do
+		echo $t.accepted $t.below $t.above
+	done
+	for c in $CONFORM_NONCONFORMING; do
+		echo request.$c.accepted request.$c.below request.$c.above
+	done
+	if [ "$1" = siw ]; then
+		echo request.short.accepted request.short.below request.short.above
+	else
+		echo request.short
+	fi
+	echo ri.requester-without-r ri.server-without-r
+}
+
+# conform_threshold ID SEND: the threshold (octets) the tool judges a
+# threshold check against: the requester's receive size it sent, never
+# above the server's send size; empty for other checks.
+conform_threshold() {
+	local send=$2
+	case $1 in
+	threshold.own-send.*) echo "$send" ;;
+	threshold.1k.*) echo $((send < 1024 ? send : 1024)) ;;
+	threshold.4k.* | request.reserved-flags.*) echo $((send < 4096 ? send : 4096)) ;;
+	threshold.64k.*) echo $((send < 65536 ? send : 65536)) ;;
+	esac
+}
+
+# conform_expected KIND TRANSPORT ID SEND MESSAGE STRICT: the verdict.
+conform_expected() {
+	local kind=$1 tr=$2 id=$3 send=$4 message=$5 strict=$6 t
+	# A server without a message is taken as 1 KB each way, no R bit.
+	[ "$message" = yes ] || send=1024
+	case $id in
+	# Over InfiniBand and RoCE the CM pads the REP to 196 octets and the
+	# REQ to 56: neither a message's exact length nor a short request
+	# can be seen there. An absent message is a server that predates RFC
+	# 8797 (optional, not a failure).
+	accept.length | request.short)
+		[ "$tr" = rxe ] && { echo not_applicable; return; }
+		;;
+	accept.message)
+		echo not_applicable
+		return
+		;;
+	esac
+	t=$(conform_threshold "$id" "$send")
+	if [ -n "$t" ] && [ "$t" -gt $CONFORM_REACH ] && [ "${id##*.}" != accepted ]; then
+		echo could_not_tell
+		return
+	fi
+	case $id in
+	# Stock svcrdma ignores the requester's receive size (a 1 KB
+	# requester gets 1104 octets inline), nor does it hold itself to the
+	# 4 KB it advertises: a Reply whose head fits the Send SGEs goes
+	# inline however long (4224 octets; the series' "svcrdma: Do not send
+	# an inline Reply larger than the..." fixes both).
+	threshold.1k.above | threshold.own-send.above | threshold.4k.above | \
+		threshold.64k.above | request.reserved-flags.above)
+		[ "$kind" = stock ] && { echo fail; return; }
+		;;
+	# Linux holds a requester that sent no conforming message to the
+	# server's own send size, not to RFC 8797 section 5's 1 KB: with
+	# rpcrdma_cm and without it (Documentation/design.rst, "deliberate
+	# deviation": RFC 8166 clients predating RFC 8797 size Reply chunks by
+	# their own buffers), and in stock svcrdma, which never reads the
+	# requester's receive size at all. It conforms when that send size is
+	# 1 KB anyway, and with nonconforming_requester_1k=Y, where the module
+	# advertises 1 KB to such a requester.
+	request.*.above)
+		if [ "${id#request.}" != reserved-flags.above ] && [ "$strict" != yes ] &&
+			{ [ "$kind" = stock ] || [ "$send" -gt 1024 ]; }; then
+			echo fail
+			return
+		fi
+		;;
+	# The series' svcrdma advertises the Remote Invalidation it uses
+	# (7.3 patch 0008, 6.12 0007): its Accept carries the R bit, so the
+	# server may use Send With Invalidate; without a message of its own it
+	# uses none. Stock's Accept has flags 00 and it still sends With
+	# Invalidate to a requester that offered it (rxe then refuses to
+	# invalidate the tool's memory region; siw invalidates it without
+	# saying so in the receive completion, and the tool's next Send from
+	# that memory fails).
+	ri.server-without-r)
+		if [ "$kind" = stock ]; then
+			echo fail
+		elif [ "$message" = yes ]; then
+			echo not_applicable
+		else
+			echo pass
+		fi
+		return
+		;;
+	esac
+	echo pass
+}
