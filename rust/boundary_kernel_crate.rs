@@ -147,8 +147,8 @@ static SEND_PRIVATE_DATA: BoolParam = BoolParam::new(
     true,
 );
 
-/// `nonconforming_requester_1k`: hold a client without conforming private
-/// data to RFC 8797's 1 KB.
+/// `nonconforming_requester_1k`: hold a requester without conforming
+/// private data to RFC 8797's 1 KB.
 static NONCONFORMING_REQUESTER_1K: BoolParam = BoolParam::new(
     c"nonconforming_requester_1k",
     &module_parameters::nonconforming_requester_1k,
@@ -195,6 +195,10 @@ pub(crate) fn load_params() -> Result {
 }
 
 /// Read all parameters.
+///
+/// Each is loaded on its own: a write racing with this may show up in one
+/// decision and not yet in another field of the same copy, and every
+/// combination is a valid configuration.
 pub(crate) fn params() -> Params {
     Params {
         requester_send: REQUESTER_SEND_SIZE.get(),

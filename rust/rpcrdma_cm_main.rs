@@ -86,7 +86,7 @@ module! {
         },
         nonconforming_requester_1k: bool {
             default: false,
-            description: "Server: hold a client without conforming private data to RFC 8797's 1 KB (N: to the server's send size)",
+            description: "Server: hold clients without RFC 8797 private data to 1KB inline (N)",
         },
     },
 }
@@ -106,9 +106,10 @@ pub(crate) struct Params {
     pub(crate) remote_invalidation: bool,
     /// Send RFC 8797 private data at all.
     pub(crate) send_private_data: bool,
-    /// Server: hold a requester that sent no conforming private data to
-    /// RFC 8797's 1 KB default (section 5), by advertising a 1 KB send
-    /// size to it, instead of to this side's own send size.
+    /// Server: hold a requester without conforming private data to 1 KB.
+    ///
+    /// RFC 8797's default (section 5), by advertising a 1 KB send size to
+    /// it, instead of this side's own send size.
     pub(crate) nonconforming_requester_1k: bool,
 }
 
@@ -156,12 +157,13 @@ impl Entry {
         }
     }
 
-    /// The send threshold the transport applies, as its tracepoint shows
-    /// it. svcrdma does not hold a client that sent no conforming private
+    /// The send threshold the transport applies, as its tracepoint shows it.
+    ///
+    /// svcrdma does not hold a client that sent no conforming private
     /// data to RFC 8797's assumed 1 KB receive size (it may be an RFC 8166
     /// client that sizes Reply chunks by its buffers), only to what this
-    /// side advertised it sends, or RFC 8797's 1 KB default if this side
-    /// sent nothing either.
+    /// side advertised it sends (1 KB with `nonconforming_requester_1k`),
+    /// or RFC 8797's 1 KB default if this side sent nothing either.
     fn applied_send_threshold(&self, n: &Negotiated) -> u32 {
         match (self.role, &self.peer_msg) {
             (Role::Responder, Some(Err(_))) => {
@@ -589,23 +591,22 @@ fn local_limits(
     }
 }
 
-/// The responder's limits for a requester that sent `peer`: with
-/// `nonconforming_requester_1k`, a requester without a conforming message
-/// gets a send size of 1 KB, which the Accept then advertises and the
-/// transport applies (RFC 8797 section 5: the responder MUST assume the
-/// requester's 1 KB default); otherwise `limits` as they are, and svcrdma
-/// holds such a requester to the send size advertised (its compatibility
-/// with RFC 8166 clients, Documentation/design.rst).
+/// The responder's limits for a requester that sent `peer`.
+///
+/// With `nonconforming_requester_1k` and private data sent, a requester
+/// without a conforming message gets a send size of 1 KB, which the Accept
+/// advertises and the transport applies (RFC 8797 section 5: the responder
+/// MUST assume the requester's 1 KB default). Otherwise `limits` as they
+/// are: the transport then holds such a requester to the send size
+/// advertised, or to 1 KB if this side sends no message either
+/// (`rpcrdma_cm_bound()`, for RFC 8166 clients).
 fn responder_limits(
     limits: LocalLimits,
     peer: &Result<PrivateMessage, Nonconformance>,
-    nonconforming_requester_1k: bool,
+    p: &Params,
 ) -> LocalLimits {
-    if nonconforming_requester_1k && peer.is_err() {
-        LocalLimits {
-            max_send: InlineSize::DEFAULT,
-            ..limits
-        }
+    if p.nonconforming_requester_1k && p.send_private_data && peer.is_err() {
+        limits.with_default_send()
     } else {
         limits
     }
@@ -709,7 +710,7 @@ impl rdma_cm::Operations for CmState {
         let limits = responder_limits(
             local_limits(local, sizes_for(&p, Role::Responder), p.remote_invalidation),
             &peer,
-            p.nonconforming_requester_1k,
+            &p,
         );
         let mut proposed = *local;
         let (len, advertised) = advertise(&limits, p.send_private_data, &mut proposed, pdata)?;
@@ -758,9 +759,14 @@ impl kernel::Module for RpcrdmaCm {
         let debugfs = boundary::Debugfs::create(registration);
         let p = boundary::params();
         pr_info!(
-            "registered; private data {}, remote invalidation {}\n",
+            "registered; private data {}, remote invalidation {}{}\n",
             if p.send_private_data { "on" } else { "off" },
-            if p.remote_invalidation { "on" } else { "off" }
+            if p.remote_invalidation { "on" } else { "off" },
+            if p.nonconforming_requester_1k {
+                ", clients without private data held to 1KB"
+            } else {
+                ""
+            }
         );
         Ok(RpcrdmaCm { _debugfs: debugfs })
     }

@@ -75,7 +75,7 @@ MODULE_PARM_DESC(send_private_data,
 static bool nonconforming_requester_1k;
 module_param(nonconforming_requester_1k, bool, 0644);
 MODULE_PARM_DESC(nonconforming_requester_1k,
-		 "Server: hold a client without conforming private data to RFC 8797's 1 KB (N: to the server's send size)");
+		 "Server: hold clients without RFC 8797 private data to 1KB inline (N)");
 
 u32 rpcrdma_cm_param_requester_send_size(void)
 {

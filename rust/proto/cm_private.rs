@@ -427,6 +427,30 @@ impl LocalLimits {
         remote_invalidation: false,
     };
 
+    /// These limits with the send size lowered to RFC 8797's default.
+    ///
+    /// A responder that holds a requester without a conforming message to
+    /// the 1 KB the RFC says it MUST assume (section 5) advertises a send
+    /// size of 1 KB to it, so that what it applies and what it says agree.
+    ///
+    /// ```
+    /// # use rpcrdma_cm_proto::cm_private::*;
+    /// let me = LocalLimits {
+    ///     max_send: InlineSize::from_bytes(16384),
+    ///     max_recv: InlineSize::from_bytes(8192),
+    ///     remote_invalidation: true,
+    /// };
+    /// let held = me.with_default_send();
+    /// assert_eq!(held.max_send.bytes(), 1024);
+    /// assert_eq!((held.max_recv, held.remote_invalidation), (me.max_recv, true));
+    /// ```
+    pub const fn with_default_send(self) -> LocalLimits {
+        LocalLimits {
+            max_send: InlineSize::DEFAULT,
+            ..self
+        }
+    }
+
     /// The message this side advertises.
     pub const fn advertisement(&self) -> PrivateMessage {
         PrivateMessage::new(

@@ -25,7 +25,8 @@ ktap_test_result "insmod rpcrdma_cm.ko" insmod "$RPCRDMA_CM_KO"
 P=$(rpcrdma_cm_params_dir) || P=/nonexistent
 
 # The defaults Documentation/admin-guide.rst promises: sizes 0 (the
-# transport's own setting), both booleans Y.
+# transport's own setting), remote_invalidation and send_private_data Y,
+# nonconforming_requester_1k N.
 DEFAULTS="requester_send_size=0 requester_recv_size=0 responder_send_size=0
 responder_recv_size=0 remote_invalidation=Y send_private_data=Y nonconforming_requester_1k=N"
 params_present() {
