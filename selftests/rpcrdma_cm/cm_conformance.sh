@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The responder's view of what requesters send: a userspace requester
-# (cm_probe.py, rdma-core pyverbs) connects to nfsd's RDMA listener with
+# (rpcrdma-cm probe) connects to nfsd's RDMA listener with
 # conforming and non-conforming private data. With rpcrdma_cm loaded the
 # server answers every one with its own advertisement (Remote Invalidation
 # flag included), counts each cause in debugfs (every counter is checked
@@ -24,10 +24,9 @@ STATS=$D/rpcrdma_cm/stats
 CONN=$D/rpcrdma_cm/connections
 T=/sys/kernel/tracing
 CONNECTS=1000
-PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 
 ktap_print_header
-require_pyverbs
+require_tool
 require_module_ko
 
 # name|private data sent ("none": no private data)|counters that must rise
@@ -81,7 +80,7 @@ probe_case() {
 	raw=$(printf '%-16s' "$hex" | tr ' ' 0)
 	before=$(counters)
 	echo >$T/trace
-	reply=$($PROBE "$ip" "$NFS_PORT" "$hex") || return 1
+	reply=$(probe_pdata "$hex" --json "$ip:$NFS_PORT" | jq -r .received.raw)
 	after=$(counters)
 	if [ "${reply:0:16}" != f6ab0e1801010303 ]; then
 		ktap_print_msg "reply ${reply:0:16}, want f6ab0e1801010303"
@@ -137,21 +136,21 @@ silent_requester_recorded() {
 	no_responder_lines || { ktap_print_msg "earlier connections still listed in $CONN"; return 1; }
 	echo >$T/trace
 	out=$(mktemp)
-	$PROBE --hold 120 "$ip" "$NFS_PORT" "" >"$out" 2>&1 &
+	"$TOOL" probe --hold 120 --no-pdata --json "$ip:$NFS_PORT" >"$out" 2>&1 &
 	pid=$!
-	# The probe prints the Accept once connected, then holds the connection.
+	# The probe prints its report once connected, then holds the connection.
 	for i in $(seq 1 900); do
-		[ -s "$out" ] && break
+		jq -e .received.raw "$out" >/dev/null 2>&1 && break
 		sleep 0.1
 	done
 	lines=$(grep '^role=responder ' $CONN)
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
-	reply=$(head -1 "$out")
+	reply=$(jq -r .received.raw "$out" 2>/dev/null)
 	rm -f "$out"
 	case "$reply" in
 	f6ab0e18*) ;;
-	*) ktap_print_msg "no Accept from cm_probe: '$reply'"; return 1 ;;
+	*) ktap_print_msg "no Accept from rpcrdma-cm probe: '$reply'"; return 1 ;;
 	esac
 	if [ "$(echo "$lines" | grep -c .)" != 1 ]; then
 		ktap_print_msg "want exactly the held connection's responder line, got $(echo "$lines" | grep -c .)"
@@ -191,7 +190,7 @@ ktap_test_result "absent and short stay 0 on RoCE (the CM pads); zeroed 3 (with 
 no_leak() {
 	local before after lines
 	before=$(counter connections)
-	$PROBE --times $CONNECTS "$ip" "$NFS_PORT" f6ab0e1801010303 >/dev/null || return 1
+	"$TOOL" probe --count $CONNECTS --pdata f6ab0e1801010303 "$ip:$NFS_PORT" >/dev/null || return 1
 	after=$(counter connections)
 	no_responder_lines
 	lines=$(grep -c '^role=responder ' $CONN)
@@ -206,7 +205,7 @@ ktap_test_result "$CONNECTS connect/disconnect cycles leave no debugfs line behi
 stock_reply() {
 	local reply
 	rmmod rpcrdma_cm || return 1
-	reply=$($PROBE "$ip" "$NFS_PORT" f6ab0e1801010303) || return 1
+	reply=$(probe_pdata f6ab0e1801010303 --json "$ip:$NFS_PORT" | jq -r .received.raw)
 	ktap_print_msg "server without rpcrdma_cm answered ${reply:0:16}"
 	[ "${reply:0:16}" = f6ab0e1801010303 ]
 }

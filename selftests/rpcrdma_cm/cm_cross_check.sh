@@ -45,9 +45,9 @@ if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
+require_tool
 ktap_set_plan 13
 
-PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 guest_setup rxe nfsd
 kmsg_mark cm_cross_check
 
@@ -99,7 +99,7 @@ probe_with_lie() {
 	shift 2
 	trace_cm_private svcrdma_cm_private || return 1
 	insmod "$LYING_KO" lie="$lie" || return 1
-	$PROBE "$ip" "$NFS_PORT" "$pdata" >/dev/null
+	probe_pdata "$pdata" "$ip:$NFS_PORT" >/dev/null
 	rc=$?
 	rmmod cm_lying_hook || return 1
 	[ $rc = 0 ] || { ktap_print_msg "the requester's connection failed"; return 1; }

@@ -15,7 +15,7 @@
 #  - debugfs lines go away when the connection closes;
 #  - one open connections file shows each connection once, also when it is
 #    read again after its end with more connections up (requesters of
-#    cm_probe.py held open);
+#    rpcrdma-cm probe --hold);
 #  - module unloaded: the stock negotiation (same values as with the
 #    module at its defaults), no debugfs directory.
 
@@ -33,7 +33,7 @@ CONN=$D/rpcrdma_cm/connections
 
 ktap_print_header
 require_module_ko
-require_pyverbs
+require_tool
 ktap_set_plan $(( $(echo $SIZES | wc -w) ** 2 + 9 ))
 
 guest_setup rxe nfsd
@@ -215,13 +215,13 @@ ktap_test_result "debugfs lines go away when connections close" no_lines_left
 # from the last cookie shown; an earlier walk counted positions from the
 # first cookie again, and showed the first connection twice whenever a
 # newer one had a smaller cookie: with four newer ones, four runs in five).
-# Connections: userspace requesters held open (cm_probe.py --hold, killed
-# at the end), each line told apart by the requester's port.
+# Connections: userspace requesters held open (rpcrdma-cm probe --hold,
+# killed at the end), each line told apart by the requester's port.
 one_file_shows_each_once() {
 	local dir pids=() i n first rc=0
 	dir=$(mktemp -d)
 	hold_probe() {
-		/usr/bin/python3 "$DIR/cm_probe.py" --hold 300 "$ip" "$NFS_PORT" f6ab0e1801010303 \
+		"$TOOL" probe --hold 300 --pdata f6ab0e1801010303 "$ip:$NFS_PORT" \
 			>/dev/null 2>>"$dir/probe.err" &
 		pids+=($!)
 	}
@@ -261,7 +261,7 @@ PY
 	fi
 	kill "${pids[@]}" 2>/dev/null
 	wait "${pids[@]}" 2>/dev/null
-	sed 's/^/# cm_probe: /' "$dir/probe.err" 2>/dev/null | head -5
+	sed 's/^/# probe: /' "$dir/probe.err" 2>/dev/null | head -5
 	sed 's/^/# first read: /' "$dir/first" 2>/dev/null
 	sed 's/^/# after the end: /' "$dir/second" 2>/dev/null
 	first=$(grep -c '^role=responder' "$dir/first" 2>/dev/null)

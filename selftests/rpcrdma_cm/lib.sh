@@ -386,6 +386,18 @@ require_tool() {
 	fi
 }
 
+# probe_pdata HEX ARG...: rpcrdma-cm probe (require_tool first) sending HEX
+# as private data ("" for none), with ARGs (the target last).
+probe_pdata() {
+	local hex=$1
+	shift
+	if [ -n "$hex" ]; then
+		"$TOOL" probe --pdata "$hex" "$@"
+	else
+		"$TOOL" probe --no-pdata "$@"
+	fi
+}
+
 # ... or without rdma-core's Python bindings (for cm_probe.py).
 require_pyverbs() {
 	if ! /usr/bin/python3 -c 'import pyverbs.cmid' 2>/dev/null; then

@@ -85,6 +85,11 @@ pub(crate) struct ProbeArgs {
     /// private data and disconnect cleanly).
     #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub count: u32,
+    /// Keep the connection up to SECONDS after printing the report (or
+    /// until the responder disconnects), so that its state can be read
+    /// meanwhile; then disconnect (exit 1 if that fails).
+    #[arg(long, value_name = "SECONDS", conflicts_with = "count", value_parser = crate::rpc::seconds)]
+    pub hold: Option<f64>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -343,6 +348,9 @@ pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, F
     if args.count > 1 {
         return probe_repeated(args, addr, &opts, sent, &effective, out);
     }
+    if let Some(hold) = args.hold {
+        return probe_held(args, addr, &opts, sent, &effective, hold, out);
+    }
     let (result, disconnect) = match Connection::connect(addr, &opts) {
         Ok(a) => (
             Ok(a.private_data),
@@ -356,6 +364,40 @@ pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, F
     };
     let r = probe_report(addr.to_string(), sent, &effective, result, disconnect);
     emit(out, &if args.json { json(&r) } else { r.render() });
+    Ok(r.exit())
+}
+
+/// `probe --hold SECONDS`: the report once connected, then the connection
+/// held before it is disconnected.
+fn probe_held(
+    args: &ProbeArgs,
+    addr: SocketAddr,
+    opts: &ConnectOptions,
+    sent: Option<Vec<u8>>,
+    effective: &LocalLimits,
+    hold: f64,
+    out: &mut dyn Write,
+) -> Result<Exit, Failure> {
+    let (result, conn) = match Connection::connect(addr, opts) {
+        Ok(a) => (Ok(a.private_data), Some(a.connection)),
+        Err(RdmaError::Rejected {
+            status,
+            private_data,
+        }) => (Err((status, private_data)), None),
+        Err(e) => return Err(Failure::peer(format!("probe {addr}: {e}"))),
+    };
+    let r = probe_report(addr.to_string(), sent, effective, result, Ok(()));
+    emit(out, &if args.json { json(&r) } else { r.render() });
+    let Some(mut conn) = conn else {
+        return Ok(r.exit());
+    };
+    let deadline = Instant::now() + Duration::from_secs_f64(hold);
+    let closed = match conn.wait_peer_disconnect(deadline) {
+        Ok(true) => Ok(()),
+        Ok(false) => conn.close(opts.timeout),
+        Err(e) => Err(e),
+    };
+    closed.map_err(|e| Failure::peer(format!("probe {addr}: disconnect after holding: {e}")))?;
     Ok(r.exit())
 }
 
