@@ -15,7 +15,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 skip_unless_root
 
 ktap_print_header
-require_pyverbs
+require_tool
 require_module_ko
 # The module over rxe; cm_stock_conformance.sh runs the same checks over
 # rxe and siw without it, and cm_iwarp_short.sh the module over siw.

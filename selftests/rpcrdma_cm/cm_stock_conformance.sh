@@ -27,7 +27,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 skip_unless_root
 
 ktap_print_header
-require_pyverbs
+require_tool
 # RPCRDMA_CM_REPLY_TRANSPORTS: rxe, siw or both (the default); make check's
 # cut on its second base runs rxe only.
 TRANSPORTS=${RPCRDMA_CM_REPLY_TRANSPORTS:-rxe siw}

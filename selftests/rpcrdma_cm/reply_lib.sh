@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Sourced by cm_stock_conformance.sh and cm_err_chunk.sh: a userspace
-# requester (cm_probe.py) that advertises chosen sizes in its private data
-# and sends one NFSv4.0 READ without any chunk, so the whole Reply must
+# requester (rpcrdma-cm probe --read) that advertises chosen sizes in its
+# private data and sends one NFSv4.0 READ without any chunk, so the whole Reply must
 # come inline or as RDMA_ERROR/ERR_CHUNK, over soft-RoCE (rxe: the CM area
 # arrives zero-padded) and soft-iWARP (siw: exactly the octets sent).
 #
@@ -11,7 +11,6 @@
 # the two files the READs read; sets ip and REP_LEN for rxe. Callers pick
 # a transport with reply_transport rxe|siw.
 
-PROBE="/usr/bin/python3 $DIR/cm_probe.py"
 CLIENT_1K=f6ab0e1801000000 # send 1 KB, receive 1 KB, no RI
 CLIENT_1K_RI=f6ab0e1801010000 # the same with Remote Invalidation
 CLIENT_4K=f6ab0e1801000303 # send 4 KB, receive 4 KB, no RI
@@ -47,28 +46,30 @@ reply_transport() {
 	esac
 }
 
-# probe_out CLIENT_PDATA FILE COUNT: cm_probe.py's whole output (first line
-# the server's accept private data in hex, last line the Reply).
+# probe_out CLIENT_PDATA FILE COUNT: rpcrdma-cm probe --read's JSON report
+# (the server's accept private data, how the READ was answered).
 probe_out() {
 	local pdata=$1
 	[ "$pdata" = $CLIENT_NONE ] && pdata=
-	$PROBE "$ip" "$NFS_PORT" "$pdata" "$2" "$3"
+	probe_pdata "$pdata" --json --read "$2:$3" "$ip:$NFS_PORT"
 }
 
-# read_reply CLIENT_PDATA FILE COUNT: "proc=P err=E len=L nfs_status=S",
-# the last line of cm_probe.py's output.
-# Its first line, the server's accept private data, must have the length of
-# the transport under test (REP_LEN: 196 zero-padded octets on rxe, exactly
-# the 8 sent on siw), or the reply names the wrong transport and fails.
+# read_reply CLIENT_PDATA FILE COUNT: "proc=P err=E len=L nfs_status=S"
+# (P the RPC-over-RDMA procedure of the answer, 0 RDMA_MSG, 4 RDMA_ERROR,
+# -1 none; E its error, 2 ERR_CHUNK; L the Send's octets; S the COMPOUND's
+# status of an inline Reply, else -1).
+# The server's accept private data must have the length of the transport
+# under test (REP_LEN: 196 zero-padded octets on rxe, exactly the 8 sent
+# on siw), or the reply names the wrong transport and fails.
 read_reply() {
 	local out rep
 	out=$(probe_out "$@")
-	rep=$(echo "$out" | head -n 1)
+	rep=$(echo "$out" | jq -r '.received.raw // ""' 2>/dev/null)
 	if [ "${#rep}" != $((2 * REP_LEN)) ]; then
 		echo "accept private data of $((${#rep} / 2)) octets, $REP_LEN on this transport"
 		return
 	fi
-	echo "$out" | tail -n 1
+	echo "$out" | jq -r '.read | "proc=\(.procedure // -1) err=\(.error) len=\(.len) nfs_status=\(.nfs_status // -1)"'
 }
 
 # The NFSv4 grace period (10 s here) refuses READ; wait it out (at most

@@ -237,6 +237,8 @@ pub(crate) enum Answer {
     },
     /// `RDMA_ERROR` with `ERR_CHUNK`.
     ErrChunk {
+        /// Octets of the Send.
+        len: usize,
         /// The STag invalidated.
         invalidated: Option<u32>,
     },
@@ -254,14 +256,14 @@ impl Answer {
         match self {
             Answer::Inline { invalidated, .. }
             | Answer::InChunk { invalidated }
-            | Answer::ErrChunk { invalidated } => invalidated.is_some(),
+            | Answer::ErrChunk { invalidated, .. } => invalidated.is_some(),
             Answer::InvalidateRefused => true,
             Answer::Other(_) => false,
         }
     }
 
     /// In words.
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let inv = |i: &Option<u32>| match i {
             Some(k) => format!(", With Invalidate of STag {k:#x}"),
             None => String::new(),
@@ -279,7 +281,9 @@ impl Answer {
             Answer::InChunk { invalidated } => {
                 format!("RDMA_NOMSG, the Reply in the Reply chunk{}", inv(invalidated))
             }
-            Answer::ErrChunk { invalidated } => format!("RDMA_ERROR ERR_CHUNK{}", inv(invalidated)),
+            Answer::ErrChunk { invalidated, .. } => {
+                format!("RDMA_ERROR ERR_CHUNK{}", inv(invalidated))
+            }
             Answer::InvalidateRefused => {
                 "a Send With Invalidate (this device refused to invalidate the STag: REM_INV_REQ_ERR)"
                     .into()
@@ -290,11 +294,11 @@ impl Answer {
 }
 
 /// One connection to the server.
-struct Session {
+pub(crate) struct Session {
     /// The connection (`None` once lost).
     conn: Option<Connection>,
     /// The Accept's private data.
-    accept: Vec<u8>,
+    pub accept: Vec<u8>,
     /// The next xid.
     xid: u32,
     /// Time allowed per call.
@@ -305,7 +309,7 @@ struct Session {
 
 /// Why a connection could not be made.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Refusal {
+pub(crate) enum Refusal {
     /// The server rejected it.
     Rejected(i32),
     /// Anything else.
@@ -314,7 +318,11 @@ enum Refusal {
 
 impl Session {
     /// Connect with `pdata` (`None`: no private data).
-    fn open(addr: SocketAddr, pdata: Option<&[u8]>, timeout: Duration) -> Result<Self, Refusal> {
+    pub(crate) fn open(
+        addr: SocketAddr,
+        pdata: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Self, Refusal> {
         let opts = ConnectOptions {
             private_data: pdata.map(<[u8]>::to_vec),
             timeout,
@@ -339,7 +347,7 @@ impl Session {
     /// Send `rpc` (an ONC RPC call whose xid is patched in) with a Reply
     /// chunk of `reply_chunk` octets offered if asked, and see how it is
     /// answered.
-    fn call(&mut self, rpc: &[u8], reply_chunk: bool) -> Answer {
+    pub(crate) fn call(&mut self, rpc: &[u8], reply_chunk: bool) -> Answer {
         let Some(conn) = self.conn.as_mut() else {
             return Answer::Other("the connection was lost before".into());
         };
@@ -402,7 +410,10 @@ impl Session {
                     "RDMA_MSG with chunks this call did not offer: {chunks:?}"
                 )),
                 Body::NoMsg { .. } => Answer::InChunk { invalidated },
-                Body::Error(HeaderError::Chunk) => Answer::ErrChunk { invalidated },
+                Body::Error(HeaderError::Chunk) => Answer::ErrChunk {
+                    len: m.data.len(),
+                    invalidated,
+                },
                 Body::Error(e) => Answer::Other(format!("RDMA_ERROR {e}")),
                 Body::Done => Answer::Other("RDMA_DONE instead of a reply".into()),
             };
@@ -445,7 +456,7 @@ impl Session {
     }
 
     /// Disconnect (failures are not the server's conformance).
-    fn close(mut self) {
+    pub(crate) fn close(mut self) {
         if let Some(c) = self.conn.take() {
             let _ = c.close(self.timeout);
         }
@@ -531,6 +542,27 @@ pub(crate) fn getattr_compound(pairs: u32) -> Vec<u8> {
         // PUTROOTFH; GETATTR with a two-word bitmap
         words(&mut c, &[24, 9, 2, GETATTR_BITMAP[0], GETATTR_BITMAP[1]]);
     }
+    c
+}
+
+/// An ONC RPC call (xid 0, patched when sent) of an NFSv4.0 COMPOUND
+/// PUTROOTFH, LOOKUP `name`, READ `count` octets from offset 0 with the
+/// anonymous stateid, with AUTH_SYS root credentials.
+pub(crate) fn read_compound(name: &str, count: u32) -> Vec<u8> {
+    let mut cred = Vec::new();
+    words(&mut cred, &[0]);
+    xdr_opaque(&mut cred, b"rpcrdma-cm");
+    words(&mut cred, &[0, 0, 0]);
+    let mut c = Vec::new();
+    words(&mut c, &[0, 0, 2, NFS_PROGRAM, 4, 1, 1]);
+    xdr_opaque(&mut c, &cred);
+    words(&mut c, &[0, 0]);
+    xdr_opaque(&mut c, b"");
+    // PUTROOTFH; LOOKUP name; READ: stateid (seqid and other, zero),
+    // offset, count.
+    words(&mut c, &[0, 3, 24, 15]);
+    xdr_opaque(&mut c, name.as_bytes());
+    words(&mut c, &[25, 0, 0, 0, 0, 0, 0, count]);
     c
 }
 
@@ -1176,7 +1208,10 @@ mod tests {
             status: Some(0),
             invalidated: None,
         };
-        let chunk = Answer::ErrChunk { invalidated: None };
+        let chunk = Answer::ErrChunk {
+            len: 36,
+            invalidated: None,
+        };
         assert_eq!(judge_reply(&inline(1000), 1000, 1024), Verdict::Pass);
         assert_eq!(judge_reply(&inline(1100), 1100, 1024), Verdict::Fail);
         assert_eq!(judge_reply(&chunk, 1100, 1024), Verdict::Pass);
@@ -1266,6 +1301,22 @@ mod tests {
         assert_eq!(h.len(), 48);
         let d = Header::decode(&h).unwrap();
         assert!(matches!(d.body, Body::Msg { chunks, .. } if chunks.reply_segments == Some(1)));
+    }
+
+    #[test]
+    fn read_compound_layout() {
+        let c = read_compound("big", 3000);
+        assert_eq!(c.len() % 4, 0);
+        // The last words: READ, the anonymous stateid, offset 0, count.
+        let tail: Vec<u32> = c[c.len() - 32..]
+            .chunks(4)
+            .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        assert_eq!(tail, [25, 0, 0, 0, 0, 0, 0, 3000]);
+        // LOOKUP with the name, padded.
+        let at = c.len() - 32 - 12;
+        assert_eq!(&c[at..at + 4], &15u32.to_be_bytes());
+        assert_eq!(&c[at + 4..at + 12], &[0, 0, 0, 3, b'b', b'i', b'g', 0]);
     }
 
     #[test]

@@ -90,6 +90,12 @@ pub(crate) struct ProbeArgs {
     /// meanwhile; then disconnect (exit 1 if that fails).
     #[arg(long, value_name = "SECONDS", conflicts_with = "count", value_parser = crate::rpc::seconds)]
     pub hold: Option<f64>,
+    /// Once connected, send one NFSv4.0 COMPOUND (PUTROOTFH, LOOKUP FILE,
+    /// READ COUNT octets with the anonymous stateid) without any chunk, so
+    /// that the whole Reply must come inline or as RDMA_ERROR, and report
+    /// how it came (read-only; FILE in the server's NFSv4 root).
+    #[arg(long, value_name = "FILE:COUNT", conflicts_with_all = ["count", "hold"], value_parser = read_spec)]
+    pub read: Option<(String, u32)>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -220,6 +226,65 @@ pub(crate) struct ProbeReport {
     pub responder_negotiates: Option<NegotiatedReport>,
     /// Whether the disconnection completed; the error otherwise.
     pub disconnect: Result<(), String>,
+    /// How the server answered `--read`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<ReadReport>,
+}
+
+/// How the server answered `probe --read`.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReadReport {
+    /// The file read.
+    pub file: String,
+    /// The octets asked for.
+    pub count: u32,
+    /// The RPC-over-RDMA procedure of the answer: 0 RDMA_MSG, 1
+    /// RDMA_NOMSG, 4 RDMA_ERROR; `None` if none came.
+    pub procedure: Option<u32>,
+    /// The RDMA_ERROR code (2 ERR_CHUNK), 0 otherwise.
+    pub error: u32,
+    /// Octets of the Send that carried the answer.
+    pub len: usize,
+    /// The COMPOUND's NFS status of an inline Reply.
+    pub nfs_status: Option<u32>,
+    /// The answer in words.
+    pub reply: String,
+}
+
+impl ReadReport {
+    /// The report of `answer` to a READ of `count` octets of `file`.
+    pub fn new(file: &str, count: u32, answer: &crate::conform::Answer) -> Self {
+        use crate::conform::Answer;
+        let (procedure, error, len, nfs_status) = match answer {
+            Answer::Inline { len, status, .. } => (Some(0), 0, *len, *status),
+            Answer::InChunk { .. } => (Some(1), 0, 0, None),
+            Answer::ErrChunk { len, .. } => (Some(4), 2, *len, None),
+            Answer::InvalidateRefused | Answer::Other(_) => (None, 0, 0, None),
+        };
+        ReadReport {
+            file: file.into(),
+            count,
+            procedure,
+            error,
+            len,
+            nfs_status,
+            reply: answer.describe(),
+        }
+    }
+}
+
+/// clap value parser for `--read FILE:COUNT`.
+fn read_spec(s: &str) -> Result<(String, u32), String> {
+    let (file, count) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("'{s}' is not FILE:COUNT"))?;
+    if file.is_empty() || file.contains('/') {
+        return Err(format!("'{file}': a file name in the server's NFSv4 root"));
+    }
+    let count = count
+        .parse()
+        .map_err(|_| format!("'{count}' is not an octet count"))?;
+    Ok((file.into(), count))
 }
 
 impl ProbeReport {
@@ -250,6 +315,9 @@ impl ProbeReport {
         if let Some(n) = &self.responder_negotiates {
             out.push_str("the responder negotiates:\n");
             n.render(&mut out, "  ");
+        }
+        if let Some(r) = &self.read {
+            out.push_str(&format!("read {} {}: {}\n", r.file, r.count, r.reply));
         }
         if let Err(e) = &self.disconnect {
             out.push_str(&format!("disconnect: {e}\n"));
@@ -311,6 +379,7 @@ pub(crate) fn probe_report(
                 requester_negotiates: Some(negotiate(effective, &decoded).into()),
                 responder_negotiates: Some(negotiate(&responder, &ours).into()),
                 disconnect,
+                read: None,
             }
         }
         Err((reason, data)) => ProbeReport {
@@ -325,6 +394,7 @@ pub(crate) fn probe_report(
             requester_negotiates: None,
             responder_negotiates: None,
             disconnect,
+            read: None,
         },
     }
 }
@@ -351,6 +421,9 @@ pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, F
     if let Some(hold) = args.hold {
         return probe_held(args, addr, &opts, sent, &effective, hold, out);
     }
+    if let Some((file, count)) = &args.read {
+        return probe_read(args, addr, sent, &effective, file, *count, out);
+    }
     let (result, disconnect) = match Connection::connect(addr, &opts) {
         Ok(a) => (
             Ok(a.private_data),
@@ -365,6 +438,46 @@ pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, F
     let r = probe_report(addr.to_string(), sent, &effective, result, disconnect);
     emit(out, &if args.json { json(&r) } else { r.render() });
     Ok(r.exit())
+}
+
+/// `probe --read FILE:COUNT`: the report with how the READ was answered.
+fn probe_read(
+    args: &ProbeArgs,
+    addr: SocketAddr,
+    sent: Option<Vec<u8>>,
+    effective: &LocalLimits,
+    file: &str,
+    count: u32,
+    out: &mut dyn Write,
+) -> Result<Exit, Failure> {
+    use crate::conform::{read_compound, Refusal, Session};
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let mut s = match Session::open(addr, sent.as_deref(), timeout) {
+        Ok(s) => s,
+        Err(Refusal::Rejected(status)) => {
+            let r = probe_report(
+                addr.to_string(),
+                sent,
+                effective,
+                Err((status, Vec::new())),
+                Ok(()),
+            );
+            emit(out, &if args.json { json(&r) } else { r.render() });
+            return Ok(r.exit());
+        }
+        Err(Refusal::Error(e)) => return Err(Failure::peer(format!("probe {addr}: {e}"))),
+    };
+    let answer = s.call(&read_compound(file, count), false);
+    let accept = s.accept.clone();
+    s.close();
+    let mut r = probe_report(addr.to_string(), sent, effective, Ok(accept), Ok(()));
+    r.read = Some(ReadReport::new(file, count, &answer));
+    emit(out, &if args.json { json(&r) } else { r.render() });
+    Ok(if r.read.as_ref().is_some_and(|k| k.procedure.is_some()) {
+        r.exit()
+    } else {
+        Exit::Peer
+    })
 }
 
 /// `probe --hold SECONDS`: the report once connected, then the connection
@@ -830,6 +943,15 @@ the responder negotiates:
         assert_eq!(v["connect_us"]["median"], 3000.0);
         assert_eq!(v["total_us"]["max"], 5000.0);
         assert_eq!(ConnectTimingReport::new("x".into(), &[]), None);
+    }
+
+    #[test]
+    fn read_spec_forms() {
+        assert_eq!(read_spec("big:3000"), Ok(("big".into(), 3000)));
+        assert!(read_spec("big").is_err());
+        assert!(read_spec(":3").is_err());
+        assert!(read_spec("a/b:3").is_err());
+        assert!(read_spec("big:-1").is_err());
     }
 
     #[test]
