@@ -81,7 +81,7 @@ rpcrdma_cm_die() {
 }
 
 # vng runs virtme-run from its own venv; append (not prepend) that venv so
-# that the guests' python3 stays the system one (pyverbs lives there).
+# that the guests' python3 stays the system one (direct_io.py and the RFC 8797 oracle run with it).
 case ":$PATH:" in
 *":$RPCRDMA_CM_TOOLS/virtme-ng/bin:"*) ;;
 *) PATH=$PATH:$RPCRDMA_CM_TOOLS/virtme-ng/bin ;;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A connection storm against nfsd: a userspace requester (cm_peer.py
+# A connection storm against nfsd: a userspace requester (rpcrdma-cm
 # storm) connects RPCRDMA_CM_STORM times (default 200; make interop: 1000) to nfsd's RDMA
 # listener over soft-RoCE, each time with random private data (conforming
 # messages with random sizes, flags and trailing octets, bad magic, other
@@ -28,13 +28,12 @@ EVENT=svcrdma_cm_private
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
 CONNS=$D/rpcrdma_cm/connections
-PEER="/usr/bin/python3 $DIR/cm_peer.py"
 STORM=${RPCRDMA_CM_STORM:-200}
 SEED=8797
 WORK=/tmp/cm_storm
 
 ktap_print_header
-require_pyverbs
+require_tool
 require_module_ko
 [ -r "$ORACLE" ] || ktap_exit_fail_msg "no oracle at $ORACLE"
 ktap_set_plan 8
@@ -57,20 +56,14 @@ echo $((STORM + 64)) >/sys/kernel/tracing/buffer_size_kb
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
 
 # The private data the storm is to send, from the same generator and seed.
-/usr/bin/python3 -c "import random
-from importlib.machinery import SourceFileLoader
-peer = SourceFileLoader('cm_peer', '$DIR/cm_peer.py').load_module()
-r = random.Random($SEED)
-for _ in range($STORM):
-    p = peer.random_pdata(r)
-    print(p.hex() if p else '-')" >$WORK/cases
+"$TOOL" storm --count "$STORM" --seed $SEED --print-cases >$WORK/cases
 
 counters >$WORK/storm.before
 echo >/sys/kernel/tracing/trace
 start=$(date +%s)
-$PEER storm "$addr" $NFS_PORT "$STORM" $SEED >$WORK/storm.log 2>&1
+"$TOOL" storm --count "$STORM" --seed $SEED "$addr:$NFS_PORT" >$WORK/storm.log 2>&1
 storm_rc=$?
-ktap_print_msg "$STORM connects in $(($(date +%s) - start)) s (cm_peer.py exit $storm_rc)"
+ktap_print_msg "$STORM connects in $(($(date +%s) - start)) s (rpcrdma-cm storm exit $storm_rc)"
 # The last connect's teardown may still be under way.
 for _ in $(seq 1 40); do
 	[ "$(traced_cm_private svcrdma_cm_private | grep -c .)" -ge "$STORM" ] && break

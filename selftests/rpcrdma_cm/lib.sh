@@ -398,13 +398,6 @@ probe_pdata() {
 	fi
 }
 
-# ... or without rdma-core's Python bindings (cm_peer.py: the storm and its random private data).
-require_pyverbs() {
-	if ! /usr/bin/python3 -c 'import pyverbs.cmid' 2>/dev/null; then
-		ktap_skip_all "python3-pyverbs missing (make deps installs it)"
-		exit "$KSFT_SKIP"
-	fi
-}
 
 skip_unless_root() {
 	if [ "$(id -u)" -ne 0 ]; then

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Reconciling a series of RDMA CM connections between the kernel and a
-# userspace peer (cm_peer.py) with what RFC 8797 gives and what rpcrdma_cm
+# userspace peer (rpcrdma-cm storm or respond) with what RFC 8797 gives and what rpcrdma_cm
 # counted: cm_hostile_responder.sh (the kernel client, ROLE=requester,
 # EVENT=xprtrdma_cm_private) and cm_storm.sh (nfsd, ROLE=responder,
 # EVENT=svcrdma_cm_private). Source after lib.sh; set ROLE, WORK, STATS,

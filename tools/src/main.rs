@@ -17,6 +17,7 @@ mod report;
 mod respond;
 mod rpc;
 mod status;
+mod storm;
 
 use clap::{Args, Parser, Subcommand};
 use report::{hex, parse_hex, NegotiateReport, PrivateDataReport};
@@ -171,6 +172,19 @@ pub(crate) enum Command {
         "not or the listener failed, 2 usage error."
     ))]
     Respond(respond::RespondArgs),
+    /// Many connects to an RPC-over-RDMA listener, each with random (seeded) private data.
+    #[command(after_help = concat!(
+        "Example:\n",
+        "  $ rpcrdma-cm storm --count 3 --seed 1 192.168.100.1\n",
+        "  conn 0 req=f6ab0e18... rep=f6ab0e1801010303... outcome=accepted\n",
+        "  ...\n",
+        "  $ rpcrdma-cm storm --count 3 --seed 1 --print-cases\n\n",
+        "One line per connect: what was sent, what the accept (or reject) carried,\n",
+        "and the outcome. The same seed gives the same private data.\n\n",
+        "Exit status: 0 every connect was accepted and cleanly disconnected,\n",
+        "1 otherwise, 2 usage error."
+    ))]
+    Storm(storm::StormArgs),
     /// ONC RPC NULL calls over TCP or RPC-over-RDMA, with round trips and losses.
     #[command(after_help = concat!(
         "Example:\n",
@@ -353,6 +367,7 @@ pub(crate) fn run(command: Command, out: &mut dyn Write) -> Result<Exit, Failure
         Command::Probe(a) => rdma::probe_cmd(&a, out),
         Command::Conform(a) => conform::conform_cmd(&a, out),
         Command::Respond(a) => respond::respond_cmd(&a, out),
+        Command::Storm(a) => storm::storm_cmd(&a, out),
         Command::Status(a) => status::status_cmd(&a, out),
         Command::Man { out_dir } => {
             use clap::CommandFactory;
