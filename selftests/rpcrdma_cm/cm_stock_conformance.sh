@@ -45,7 +45,7 @@ ktap_test_result "the server's grace period ends: a 500-octet READ succeeds" gra
 # accept_flags CLIENT_PDATA WANT: the flags octet of the server's accept.
 accept_flags() {
 	local rep
-	rep=$(probe_out "$1" small 500 | head -n 1)
+	rep=$(probe_out "$1" small 500 | jq -r ".received.raw // \"\"")
 	ktap_print_msg "accept private data: ${rep:0:16} (client sent $1)"
 	[ "${rep:0:10}" = f6ab0e1801 ] && [ "${rep:10:2}" = "$2" ]
 }
@@ -58,7 +58,7 @@ odd_max_req_size() {
 	local sysctl=/proc/sys/sunrpc/svc_rdma/max_req_size old rep o ok=0
 	old=$(cat $sysctl) || return 1
 	echo 5000 >$sysctl || return 1
-	rep=$(probe_out $CLIENT_16K small 500 | head -n 1)
+	rep=$(probe_out $CLIENT_16K small 500 | jq -r ".received.raw // \"\"")
 	ktap_print_msg "max_req_size 5000: accept private data ${rep:0:16}"
 	[ "${rep:0:10}" = f6ab0e1801 ] && [ "${rep:12:4}" = 0303 ] || ok=1
 	if o=$(overhead); then
