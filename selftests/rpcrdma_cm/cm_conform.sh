@@ -13,7 +13,8 @@
 # below, and its exit status 1 exactly when a verdict is "fail". The
 # Accept checks, which no Linux server fails, are shown failing against
 # `rpcrdma-cm respond` answering with a byte-swapped magic, version 2,
-# reserved bits and (over siw, where lengths are exact) 16 octets.
+# reserved bits and (over siw, where lengths are exact) 16 octets, and the
+# "accepted" checks against one that rejects non-conforming requests.
 #
 # RPCRDMA_CM_CONFORM_TRANSPORTS: rxe, siw or both (the default).
 
@@ -86,26 +87,59 @@ rxe f6ab0e1801810303 accept.reserved-flags
 siw f6ab0e18010103030000000000000000 accept.length"
 RESPOND_PORT=$((NFS_PORT + 7))
 
-# bad_accept ADDRESS HEX CHECK: conform --accept-only against a responder
-# accepting with HEX: CHECK fails, exit status 1.
-bad_accept() {
-	local out=$WORK/bad-accept pid got rc
-	timeout 60 "$TOOL" respond --count 1 --pdata "$2" "$1:$RESPOND_PORT" >"$out.respond" 2>&1 &
+# against_responder ADDRESS RESPOND_ARGS...: conform --accept-only against
+# rpcrdma-cm respond with RESPOND_ARGS, its JSON in $WORK/bad.json and its
+# exit status in bad_rc.
+against_responder() {
+	local out=$WORK/bad pid addr=$1
+	shift
+	timeout 120 "$TOOL" respond "$@" "$addr:$RESPOND_PORT" >"$out.respond" 2>&1 &
 	pid=$!
 	wait_for_line 30 "$out.respond" '^listening' ||
-		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; return 1; }
-	timeout 60 "$TOOL" conform --accept-only --json "$1:$RESPOND_PORT" >"$out.json" 2>"$out.err"
-	rc=$?
-	wait $pid
-	got=$(jq -r --arg id "$3" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
-	[ "$got" = fail ] && [ $rc = 1 ] && return 0
-	ktap_print_msg "$3: ${got:-missing}, exit $rc: $(head -c 300 "$out.json") $(head -c 200 "$out.err")"
+		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; kill $pid; return 1; }
+	timeout 120 "$TOOL" conform --accept-only --json "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
+	bad_rc=$?
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	return 0
+}
+
+# verdict_of ID: the verdict of ID in $WORK/bad.json.
+verdict_of() {
+	jq -r --arg id "$1" '.checks[] | select(.id == $id) | .verdict' "$WORK/bad.json" 2>/dev/null
+}
+
+# bad_accept ADDRESS HEX CHECK: against a responder accepting with HEX,
+# CHECK fails, exit status 1.
+bad_accept() {
+	local got
+	against_responder "$1" --pdata "$2" || return 1
+	got=$(verdict_of "$3")
+	[ "$got" = fail ] && [ "$bad_rc" = 1 ] && return 0
+	ktap_print_msg "$3: ${got:-missing}, exit $bad_rc: $(head -c 300 "$WORK/bad.json") $(head -c 200 "$WORK/bad.err")"
 	return 1
+}
+
+# rejecting_responder ADDRESS TRANSPORT: against a responder that rejects
+# every request without a conforming message (respond
+# --reject-nonconforming), each such request's "accepted" check fails, the
+# version 1 request with reserved flags is accepted, exit status 1.
+rejecting_responder() {
+	local c ok=0 got
+	against_responder "$1" --reject-nonconforming || return 1
+	for c in $CONFORM_NONCONFORMING $([ "$2" = siw ] && echo short); do
+		got=$(verdict_of request.$c.accepted)
+		[ "$got" = fail ] || { ktap_print_msg "request.$c.accepted: ${got:-missing}, want fail"; ok=1; }
+	done
+	got=$(verdict_of request.reserved-flags.accepted)
+	[ "$got" = pass ] || { ktap_print_msg "request.reserved-flags.accepted: ${got:-missing}, want pass"; ok=1; }
+	[ "$bad_rc" = 1 ] || { ktap_print_msg "exit $bad_rc, want 1"; ok=1; }
+	return $ok
 }
 
 plan=0
 for tr in $TRANSPORTS; do
-	plan=$((plan + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ")))
+	plan=$((plan + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ") + 1))
 	n=$(check_ids "$tr" | wc -w)
 	for kind in $KINDS; do
 		plan=$((plan + n + 2))
@@ -173,5 +207,7 @@ for tr in $TRANSPORTS; do
 		[ "$t" = "$tr" ] || continue
 		ktap_test_result "$tr: against a responder accepting with $hex, $id fails" bad_accept "$addr" "$hex" "$id"
 	done <<<"$BAD_ACCEPTS"
+	ktap_test_result "$tr: against a responder rejecting requests without a conforming message, each one's accepted check fails" \
+		rejecting_responder "$addr" "$tr"
 done
 ktap_finished

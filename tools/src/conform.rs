@@ -60,8 +60,9 @@ pub(crate) struct ConformArgs {
     /// Seconds allowed for each connection and each call.
     #[arg(long, short = 'W', default_value_t = 10.0, value_parser = crate::rpc::positive_seconds)]
     pub timeout: f64,
-    /// Check the Accept's private data only (no RPC: for any RDMA CM
-    /// listener, e.g. one that is not an NFS server).
+    /// Check the Accept's private data and that every kind of request is
+    /// accepted, without any RPC (for any RDMA CM listener, e.g. one that
+    /// is not an NFS server).
     #[arg(long)]
     pub accept_only: bool,
     /// Print JSON instead of text.
@@ -1064,6 +1065,39 @@ pub(crate) fn nonconforming_requests(
     v
 }
 
+/// `--accept-only`: each request the RFC default covers, and a version 1
+/// request with reserved flags, is accepted (RFC 8797 section 5: the
+/// responder assumes the default and goes on), without any RPC.
+fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: bool) {
+    let mut requests = vec![(
+        "request.reserved-flags",
+        "a version 1 request with reserved flags set",
+        Some(message(1, 0xfe, 3, 3)),
+    )];
+    requests.extend(nonconforming_requests(iwarp));
+    for (id, what, pdata) in requests {
+        let (got, verdict) = match Session::open(addr, pdata.as_deref(), timeout) {
+            Ok(s) => {
+                let got = format!("accepted with {}", shown(Some(&s.accept)));
+                s.close();
+                (got, Verdict::Pass)
+            }
+            Err(Refusal::Rejected(reason)) => {
+                (format!("rejected (reason {reason})"), Verdict::Fail)
+            }
+            Err(Refusal::Error(e)) => (e, Verdict::CouldNotTell),
+        };
+        c.add(
+            format!("{id}.accepted"),
+            "§5",
+            format!("{what}: the server accepts the connection"),
+            shown(pdata.as_deref()),
+            got,
+            verdict,
+        );
+    }
+}
+
 /// Run every check against `addr`.
 pub(crate) fn conform(
     addr: SocketAddr,
@@ -1085,6 +1119,7 @@ pub(crate) fn conform(
     let transport = if iwarp { "iWARP" } else { "InfiniBand/RoCE" };
     if accept_only {
         s.close();
+        accepted_checks(&mut c, addr, timeout, iwarp);
         return Ok(ConformReport::new(addr, transport, &accept, c.list));
     }
     let server = ServerLimits::of(&accept);

@@ -10,6 +10,7 @@ use crate::report::{hex, parse_hex};
 use crate::{emit, Exit, Failure, LimitArgs};
 use clap::Args;
 use rdmacm_sys::{Listener, MAX_REP_PRIVATE_DATA};
+use rpcrdma_cm_proto::cm_private::PrivateMessage;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,11 @@ pub(crate) struct RespondArgs {
     /// Accept with no private data (a responder that predates RFC 8797).
     #[arg(long)]
     pub no_pdata: bool,
+    /// Reject a request whose private data is not a conforming RFC 8797
+    /// message (as RFC 8797 section 5 says a responder must not: for
+    /// showing `conform` a responder that breaks it).
+    #[arg(long)]
+    pub reject_nonconforming: bool,
     /// Stop after this many connect requests (default: until killed).
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
@@ -190,6 +196,13 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
         n += 1;
         if let Some(path) = &args.wait_for {
             wait_for(path)?;
+        }
+        if args.reject_nonconforming && PrivateMessage::decode(&request.private_data).is_err() {
+            if let Err(e) = request.reject(&[]) {
+                failed += 1;
+                eprintln!("rpcrdma-cm: conn {}: {e}", n - 1);
+            }
+            continue;
         }
         let outcome = request.accept(rep, 0, 0, timeout).and_then(|mut conn| {
             if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
