@@ -284,10 +284,13 @@ if [ -n "${built[$cut_base]:-}" ]; then
 	export RPCRDMA_CM_REPLY_TRANSPORTS=${RPCRDMA_CM_REPLY_TRANSPORTS:-rxe}
 	conform_transports_was=${RPCRDMA_CM_CONFORM_TRANSPORTS-}
 	export RPCRDMA_CM_CONFORM_TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-rxe}
+	conform_responder_was=${RPCRDMA_CM_CONFORM_RESPONDER-}
+	export RPCRDMA_CM_CONFORM_RESPONDER=${RPCRDMA_CM_CONFORM_RESPONDER:-no}
 	# shellcheck disable=SC2086
 	guest_suite "$cut_base" "the cut: $CHECK_CUT_PROGS" $CHECK_CUT_PROGS
 	RPCRDMA_CM_REPLY_TRANSPORTS=$reply_transports_was
 	RPCRDMA_CM_CONFORM_TRANSPORTS=$conform_transports_was
+	RPCRDMA_CM_CONFORM_RESPONDER=$conform_responder_was
 else
 	count "guest tests $cut_base (no kernel or module)" 1
 fi

@@ -14,7 +14,13 @@
 # Accept checks, which no Linux server fails, are shown failing against
 # `rpcrdma-cm respond` answering with a byte-swapped magic, version 2,
 # reserved bits and (over siw, where lengths are exact) 16 octets, and the
-# "accepted" checks against one that rejects non-conforming requests.
+# "accepted" checks against one that rejects non-conforming requests; and
+# over rxe against `respond --answer-rpc`, a userspace responder that
+# follows RFC 8797 (every check as for a conforming server) and with each
+# of its faults (a Reply within the threshold refused, the requester's
+# receive size ignored, Send With Invalidate without the R bits): the
+# check the fault breaks fails (RPCRDMA_CM_CONFORM_RESPONDER=no skips
+# these: make check's cut).
 #
 # RPCRDMA_CM_CONFORM_TRANSPORTS: rxe, siw or both (the default).
 
@@ -86,6 +92,45 @@ rxe f6ab0e1802010303 accept.version
 rxe f6ab0e1801810303 accept.reserved-flags
 siw f6ab0e18010103030000000000000000 accept.length"
 RESPOND_PORT=$((NFS_PORT + 7))
+RESPONDER=${RPCRDMA_CM_CONFORM_RESPONDER:-yes}
+# The userspace responder's runs: its --fault ("-" none) and the check
+# that must fail ("-": none may fail but the ones a conforming server
+# fails nowhere).
+RESPONDER_CASES="- -
+refuse-above=2048 threshold.4k.below
+ignore-recv-size threshold.1k.above
+invalidate ri.requester-without-r"
+
+# rpc_responder ADDRESS FAULT CHECK: conform against respond --answer-rpc
+# (with --fault FAULT): without a fault every verdict is what a server
+# following RFC 8797 gets (conform_expect.sh: the module with
+# nonconforming_requester_1k=Y); with one, CHECK fails and exit status 1.
+rpc_responder() {
+	local out=$WORK/rpc pid addr=$1 fault=$2 check=$3 id got want ok=0 rc
+	local args=(--answer-rpc)
+	[ "$fault" = - ] || args+=(--fault "$fault")
+	timeout 300 "$TOOL" respond "${args[@]}" "$addr:$RESPOND_PORT" >"$out.respond" 2>&1 &
+	pid=$!
+	wait_for_line 30 "$out.respond" '^listening' ||
+		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; kill $pid; return 1; }
+	timeout 300 "$TOOL" conform --json "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
+	rc=$?
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	if [ "$fault" = - ]; then
+		for id in $(check_ids rxe); do
+			want=$(conform_expected module rxe "$id" 4096 yes yes)
+			got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
+			[ "$got" = "$want" ] || { ktap_print_msg "$id: ${got:-missing}, want $want"; ok=1; }
+		done
+		[ $rc = 0 ] || { ktap_print_msg "exit $rc, want 0: $(head -c 200 "$out.err")"; ok=1; }
+		return $ok
+	fi
+	got=$(jq -r --arg id "$check" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
+	[ "$got" = fail ] && [ $rc = 1 ] && return 0
+	ktap_print_msg "$check: ${got:-missing}, exit $rc; $(jq -r --arg id "$check" '.checks[] | select(.id == $id) | .got' "$out.json" 2>/dev/null | head -c 300)"
+	return 1
+}
 
 # against_responder ADDRESS RESPOND_ARGS...: conform --accept-only against
 # rpcrdma-cm respond with RESPOND_ARGS, its JSON in $WORK/bad.json and its
@@ -140,6 +185,7 @@ rejecting_responder() {
 plan=0
 for tr in $TRANSPORTS; do
 	plan=$((plan + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ") + 1))
+	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] && plan=$((plan + $(echo "$RESPONDER_CASES" | grep -c .)))
 	n=$(check_ids "$tr" | wc -w)
 	for kind in $KINDS; do
 		plan=$((plan + n + 2))
@@ -209,5 +255,14 @@ for tr in $TRANSPORTS; do
 	done <<<"$BAD_ACCEPTS"
 	ktap_test_result "$tr: against a responder rejecting requests without a conforming message, each one's accepted check fails" \
 		rejecting_responder "$addr" "$tr"
+	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] || continue
+	while read -r fault check; do
+		if [ "$fault" = - ]; then
+			ktap_test_result "rxe: against rpcrdma-cm respond --answer-rpc (RFC 8797 followed), every verdict as for a conforming server" \
+				rpc_responder "$addr" - -
+		else
+			ktap_test_result "rxe: against respond --answer-rpc --fault $fault, $check fails" rpc_responder "$addr" "$fault" "$check"
+		fi
+	done <<<"$RESPONDER_CASES"
 done
 ktap_finished

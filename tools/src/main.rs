@@ -15,6 +15,7 @@ mod conform;
 mod rdma;
 mod report;
 mod respond;
+mod responder;
 mod rpc;
 mod status;
 mod storm;

@@ -16,6 +16,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// Receives posted for `--answer-rpc`, and their size.
+const RPC_RECEIVES: u32 = 8;
+/// See [`RPC_RECEIVES`].
+const RPC_RECEIVE_SIZE: usize = 65536;
+/// How long `--answer-rpc` serves a connection without `--hold`.
+const RPC_LIMIT: Duration = Duration::from_secs(600);
+
 /// How long `--wait-for` waits for its file.
 const WAIT_FOR_LIMIT: Duration = Duration::from_secs(120);
 
@@ -43,6 +50,18 @@ pub(crate) struct RespondArgs {
     /// showing `conform` a responder that breaks it).
     #[arg(long)]
     pub reject_nonconforming: bool,
+    /// Answer RPC on each connection, as a minimal RPC-over-RDMA responder
+    /// that follows RFC 8797 (NULL and COMPOUNDs of PUTROOTFH + GETATTR,
+    /// the calls `conform` makes; inline up to its send threshold,
+    /// ERR_CHUNK above), until the requester disconnects (or --hold).
+    #[arg(long)]
+    pub answer_rpc: bool,
+    /// With --answer-rpc, break one rule on purpose:
+    /// refuse-above=OCTETS (ERR_CHUNK above OCTETS though the threshold
+    /// allows more), ignore-recv-size (hold Replies to its own send size
+    /// only) or invalidate (Send With Invalidate whatever the R bits).
+    #[arg(long, requires = "answer_rpc", value_parser = crate::responder::fault)]
+    pub fault: Option<crate::responder::Fault>,
     /// Stop after this many connect requests (default: until killed).
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
@@ -204,12 +223,26 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
             }
             continue;
         }
-        let outcome = request.accept(rep, 0, 0, timeout).and_then(|mut conn| {
-            if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
-                return Ok(());
-            }
-            conn.close(timeout)
-        });
+        let request_pdata = request.private_data.clone();
+        let receives = if args.answer_rpc { RPC_RECEIVES } else { 0 };
+        let outcome = request
+            .accept(rep, receives, RPC_RECEIVE_SIZE, timeout)
+            .and_then(|mut conn| {
+                if args.answer_rpc {
+                    let own = PrivateMessage::decode(rep).ok();
+                    let until = Instant::now() + if hold.is_zero() { RPC_LIMIT } else { hold };
+                    crate::responder::serve(
+                        &mut conn,
+                        own.as_ref(),
+                        &request_pdata,
+                        args.fault,
+                        until,
+                    )?;
+                } else if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
+                    return Ok(());
+                }
+                conn.close(timeout)
+            });
         if let Err(e) = outcome {
             // A requester that gives up is what some tests provoke: said,
             // counted, and the listener goes on.

@@ -684,6 +684,29 @@ impl Connection {
         max_send: usize,
         deadline: Instant,
     ) -> Result<(), Error> {
+        self.send_maybe_invalidating(message, max_send, None, deadline)
+    }
+
+    /// [`Connection::send`] as a Send With Invalidate of the peer's STag
+    /// `rkey`.
+    pub fn send_with_invalidate(
+        &mut self,
+        message: &[u8],
+        max_send: usize,
+        rkey: u32,
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        self.send_maybe_invalidating(message, max_send, Some(rkey), deadline)
+    }
+
+    /// A Send, With Invalidate of `invalidate` if given.
+    fn send_maybe_invalidating(
+        &mut self,
+        message: &[u8],
+        max_send: usize,
+        invalidate: Option<u32>,
+        deadline: Instant,
+    ) -> Result<(), Error> {
         if message.len() > max_send {
             return Err(Error::Invalid(format!(
                 "{} octets exceed the send size {max_send}",
@@ -710,18 +733,23 @@ impl Connection {
         };
         dst.copy_from_slice(message);
         let sge = buf.sge(message.len());
-        self.post_send(sge)
+        self.post_send(sge, invalidate)
     }
 
     /// Post one signaled Send of `sge` (registered memory that stays
-    /// registered until the QP is destroyed) and mark it outstanding.
-    fn post_send(&mut self, mut sge: sys::ibv_sge) -> Result<(), Error> {
+    /// registered until the QP is destroyed), With Invalidate of the
+    /// peer's STag `invalidate` if given, and mark it outstanding.
+    fn post_send(&mut self, mut sge: sys::ibv_sge, invalidate: Option<u32>) -> Result<(), Error> {
         // SAFETY: ibv_send_wr is plain old data; zeros are valid.
         let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
         wr.wr_id = u64::MAX;
         wr.sg_list = &mut sge;
         wr.num_sge = 1;
         wr.opcode = sys::IBV_WR_SEND;
+        if let Some(rkey) = invalidate {
+            wr.opcode = sys::IBV_WR_SEND_WITH_INV;
+            wr.__bindgen_anon_1.invalidate_rkey = rkey;
+        }
         wr.send_flags = sys::IBV_SEND_SIGNALED;
         let mut bad: *mut sys::ibv_send_wr = ptr::null_mut();
         // SAFETY: as in repost, for the send queue; the caller's memory
@@ -857,7 +885,7 @@ impl Connection {
             ptr::copy_nonoverlapping(message.as_ptr(), buf.mem.as_mut_ptr(), message.len());
         }
         let sge = buf.sge(message.len());
-        self.post_send(sge)?;
+        self.post_send(sge, None)?;
         while self.send_busy {
             self.poll_once(deadline, "a send completion")?;
         }

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `respond --answer-rpc`: a minimal RPC-over-RDMA Version One responder
+//! that follows RFC 8797, or breaks one rule of it on purpose
+//! (`--fault`), so that `conform` can be shown catching each break.
+//!
+//! It answers ONC RPC NULL (any program) and NFSv4 COMPOUNDs of PUTROOTFH
+//! and GETATTR (the calls `conform` makes; GETATTR returns fixed,
+//! made-up attribute octets), inline when the Reply fits its send
+//! threshold and with `RDMA_ERROR`/`ERR_CHUNK` otherwise: it writes no
+//! Reply chunk. Its send threshold is min(its own send size, the
+//! requester's receive size), 1 KB for a requester without a conforming
+//! message (RFC 8797 sections 3.1 and 5). It never sends With Invalidate
+//! (RFC 8797 section 3.2 makes that optional even when both sides allow
+//! it).
+
+use rdmacm_sys::{Connection, Error as RdmaError};
+use rpcrdma_cm_proto::cm_private::PrivateMessage;
+use std::time::{Duration, Instant};
+
+/// The NFS program.
+const NFS_PROGRAM: u32 = 100_003;
+/// Octets of made-up attribute values in a GETATTR result: each pair then
+/// adds 208 octets, as with nfsd, so that 24 pairs reach above 4 KB.
+const ATTR_OCTETS: usize = 176;
+/// NFS4ERR_NOTSUPP.
+const NFS4ERR_NOTSUPP: u32 = 10004;
+
+/// A rule the responder breaks on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// ERR_CHUNK for every Reply longer than this many octets, though its
+    /// threshold allows more (breaks "within the threshold comes inline").
+    RefuseAbove(usize),
+    /// The requester's receive size is ignored: the threshold is the
+    /// responder's own send size (RFC 8797 section 3.1, as stock Linux).
+    IgnoreRecvSize,
+    /// Every Reply is a Send With Invalidate of the call's first STag,
+    /// whatever the R bits (RFC 8797 section 3.2).
+    Invalidate,
+}
+
+/// clap value parser for `--fault`.
+pub(crate) fn fault(s: &str) -> Result<Fault, String> {
+    match s {
+        "ignore-recv-size" => Ok(Fault::IgnoreRecvSize),
+        "invalidate" => Ok(Fault::Invalidate),
+        _ => match s.strip_prefix("refuse-above=") {
+            Some(n) => n
+                .parse()
+                .map(Fault::RefuseAbove)
+                .map_err(|_| format!("'{n}' is not an octet count")),
+            None => Err(format!(
+                "'{s}': refuse-above=OCTETS, ignore-recv-size or invalidate"
+            )),
+        },
+    }
+}
+
+/// A big-endian XDR reader.
+struct Xdr<'a> {
+    /// The octets.
+    buf: &'a [u8],
+    /// The next word's offset.
+    at: usize,
+}
+
+impl<'a> Xdr<'a> {
+    /// A reader of `buf` from `at`.
+    fn new(buf: &'a [u8], at: usize) -> Self {
+        Xdr { buf, at }
+    }
+
+    /// The next word.
+    fn word(&mut self) -> Option<u32> {
+        let b = self.buf.get(self.at..self.at + 4)?;
+        self.at += 4;
+        Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Skip an XDR opaque.
+    fn skip_opaque(&mut self) -> Option<()> {
+        let len = self.word()? as usize;
+        self.at = self.at.checked_add(len.div_ceil(4) * 4)?;
+        (self.at <= self.buf.len()).then_some(())
+    }
+}
+
+/// What a call's transport header says: its xid, where the RPC message
+/// starts, and the first STag it offers (if any).
+fn call_header(msg: &[u8]) -> Option<(u32, usize, Option<u32>)> {
+    let mut x = Xdr::new(msg, 0);
+    let xid = x.word()?;
+    let (version, _credits, procedure) = (x.word()?, x.word()?, x.word()?);
+    if version != 1 || procedure != 0 {
+        return None;
+    }
+    let mut first = None;
+    // Read list: position, handle, length, offset.
+    while x.word()? == 1 {
+        let (_position, handle) = (x.word()?, x.word()?);
+        first.get_or_insert(handle);
+        x.at += 12;
+    }
+    // Write list: chunks of segments (handle, length, offset).
+    while x.word()? == 1 {
+        for _ in 0..x.word()? {
+            first.get_or_insert(x.word()?);
+            x.at += 12;
+        }
+    }
+    // Reply chunk.
+    if x.word()? == 1 {
+        for _ in 0..x.word()? {
+            first.get_or_insert(x.word()?);
+            x.at += 12;
+        }
+    }
+    (x.at <= msg.len()).then_some((xid, x.at, first))
+}
+
+/// Append XDR words.
+fn words(out: &mut Vec<u8>, w: &[u32]) {
+    for v in w {
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+}
+
+/// The RPC reply (without the transport header) to the call in `rpc`;
+/// `None` if it is not a call this responder understands.
+pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
+    let mut x = Xdr::new(rpc, 0);
+    let xid = x.word()?;
+    let (mtype, rpcvers, program, version, procedure) =
+        (x.word()?, x.word()?, x.word()?, x.word()?, x.word()?);
+    if mtype != 0 || rpcvers != 2 {
+        return None;
+    }
+    // Credential and verifier: flavor and body each.
+    x.word()?;
+    x.skip_opaque()?;
+    x.word()?;
+    x.skip_opaque()?;
+    let mut out = Vec::new();
+    // REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS.
+    words(&mut out, &[xid, 1, 0, 0, 0, 0]);
+    if procedure == 0 {
+        return Some(out);
+    }
+    if program != NFS_PROGRAM || version != 4 || procedure != 1 {
+        return None;
+    }
+    x.skip_opaque()?; // tag
+    let _minor = x.word()?;
+    let ops = x.word()?;
+    let mut results = Vec::new();
+    let mut status = 0;
+    let mut done = 0;
+    for _ in 0..ops.min(1024) {
+        let op = x.word()?;
+        done += 1;
+        match op {
+            // PUTROOTFH
+            24 => words(&mut results, &[24, 0]),
+            // GETATTR: the requested bitmap back, made-up values.
+            9 => {
+                let n = x.word()?.min(8);
+                let bitmap: Vec<u32> = (0..n).map(|_| x.word()).collect::<Option<_>>()?;
+                words(&mut results, &[9, 0, n]);
+                words(&mut results, &bitmap);
+                words(&mut results, &[ATTR_OCTETS as u32]);
+                results.resize(results.len() + ATTR_OCTETS, 0);
+            }
+            _ => {
+                status = NFS4ERR_NOTSUPP;
+                words(&mut results, &[op, status]);
+                break;
+            }
+        }
+    }
+    // COMPOUND4res: status, tag (empty), the results.
+    words(&mut out, &[status, 0, done]);
+    out.extend_from_slice(&results);
+    Some(out)
+}
+
+/// Serve RPC on `conn` until the requester disconnects, the connection
+/// fails or `deadline` passes: `own` is what this side advertised (`None`
+/// if nothing), `request` what the requester sent.
+pub(crate) fn serve(
+    conn: &mut Connection,
+    own: Option<&PrivateMessage>,
+    request: &[u8],
+    fault: Option<Fault>,
+    deadline: Instant,
+) -> Result<(), RdmaError> {
+    let own_send = own.map_or(1024, |m| m.max_send.bytes() as usize);
+    let peer_recv = match PrivateMessage::decode(request) {
+        Ok(m) => m.max_recv.bytes() as usize,
+        Err(_) => 1024,
+    };
+    let threshold = match fault {
+        Some(Fault::IgnoreRecvSize) => own_send,
+        _ => own_send.min(peer_recv),
+    };
+    loop {
+        let slice = Instant::now() + Duration::from_millis(200);
+        let m = match conn.receive_message(slice.min(deadline)) {
+            Ok(m) => m,
+            Err(RdmaError::Timeout { .. }) if Instant::now() < deadline => {
+                if conn.wait_peer_disconnect(Instant::now() + Duration::from_millis(1))? {
+                    return Ok(());
+                }
+                continue;
+            }
+            Err(RdmaError::Timeout { .. }) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let Some((xid, at, stag)) = call_header(&m.data) else {
+            continue;
+        };
+        let Some(rpc) = rpc_reply(&m.data[at..]) else {
+            continue;
+        };
+        let mut reply = Vec::new();
+        // RDMA_MSG, no chunks, then the RPC reply.
+        words(&mut reply, &[xid, 1, 4, 0, 0, 0, 0]);
+        reply.extend_from_slice(&rpc);
+        let refuse = match fault {
+            Some(Fault::RefuseAbove(n)) => reply.len() > n,
+            _ => false,
+        };
+        if reply.len() > threshold || refuse {
+            // RDMA_ERROR, ERR_CHUNK.
+            reply.clear();
+            words(&mut reply, &[xid, 1, 4, 4, 2]);
+        }
+        let send_deadline = Instant::now() + Duration::from_secs(10);
+        let max = reply.len().max(262_144);
+        match (fault, stag) {
+            (Some(Fault::Invalidate), Some(rkey)) => {
+                conn.send_with_invalidate(&reply, max, rkey, send_deadline)?
+            }
+            _ => conn.send(&reply, max, send_deadline)?,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_parse() {
+        assert_eq!(fault("refuse-above=2048"), Ok(Fault::RefuseAbove(2048)));
+        assert_eq!(fault("ignore-recv-size"), Ok(Fault::IgnoreRecvSize));
+        assert_eq!(fault("invalidate"), Ok(Fault::Invalidate));
+        assert!(fault("refuse-above=x").is_err());
+        assert!(fault("other").is_err());
+    }
+
+    #[test]
+    fn replies_to_conform_s_calls() {
+        let null = crate::rpc::null_call(7, NFS_PROGRAM, 4);
+        assert_eq!(rpc_reply(&null).unwrap().len(), 24);
+        let one = rpc_reply(&crate::conform::getattr_compound(1)).unwrap();
+        let two = rpc_reply(&crate::conform::getattr_compound(2)).unwrap();
+        assert!(two.len() > one.len());
+        let step = two.len() - one.len();
+        let three = rpc_reply(&crate::conform::getattr_compound(3)).unwrap();
+        assert_eq!(three.len() - two.len(), step);
+        // The COMPOUND status is 0.
+        assert_eq!(&one[24..28], &[0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn headers_give_the_first_stag() {
+        let mut h = Vec::new();
+        words(&mut h, &[5, 1, 4, 0, 0, 0, 1, 1, 0xabc, 4096, 0, 0]);
+        h.extend_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(call_header(&h), Some((5, 48, Some(0xabc))));
+        let mut h = Vec::new();
+        words(&mut h, &[5, 1, 4, 0, 0, 0, 0]);
+        assert_eq!(call_header(&h), Some((5, 28, None)));
+        assert_eq!(call_header(&h[..20]), None);
+    }
+}
