@@ -312,7 +312,7 @@ pub(crate) struct Session {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Refusal {
     /// The server rejected it.
-    Rejected(i32),
+    Rejected(i32, Vec<u8>),
     /// Anything else.
     Error(String),
 }
@@ -330,7 +330,10 @@ impl Session {
             max_recv: RECEIVES,
         };
         let accepted = Connection::connect(addr, &opts).map_err(|e| match e {
-            RdmaError::Rejected { status, .. } => Refusal::Rejected(status),
+            RdmaError::Rejected {
+                status,
+                private_data,
+            } => Refusal::Rejected(status, private_data),
             e => Refusal::Error(e.to_string()),
         })?;
         let mut conn = accepted.connection;
@@ -456,6 +459,14 @@ impl Session {
         }
     }
 
+    /// Disconnect and say whether that went cleanly.
+    pub(crate) fn close_checked(mut self) -> Result<(), String> {
+        match self.conn.take() {
+            Some(c) => c.close(self.timeout).map_err(|e| e.to_string()),
+            None => Err("the connection was lost".into()),
+        }
+    }
+
     /// Disconnect (failures are not the server's conformance).
     pub(crate) fn close(mut self) {
         if let Some(c) = self.conn.take() {
@@ -574,14 +585,22 @@ fn nfs_status(rpc: &[u8]) -> Option<u32> {
         rpc.get(i..i + 4)
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     };
-    // xid, REPLY, MSG_ACCEPTED, verifier flavor and length
+    // xid, REPLY, MSG_ACCEPTED (a denied call has no status here),
+    // verifier flavor and length.
+    if word(4)? != 1 || word(8)? != 0 {
+        return None;
+    }
     let verf_len = word(16)? as usize;
-    let at = 20 + verf_len.div_ceil(4) * 4;
+    let at = verf_len.div_ceil(4).checked_mul(4)?.checked_add(20)?;
     let accept_stat = word(at)?;
     if accept_stat != 0 {
         return Some(accept_stat);
     }
-    word(at + 4).or(Some(0))
+    // A NULL Reply ends here: SUCCESS. A COMPOUND's status follows.
+    if rpc.len() == at + 4 {
+        return Some(0);
+    }
+    word(at + 4)
 }
 
 /// Reply sizes of the GETATTR COMPOUND, measured: the Send of `pairs`
@@ -807,6 +826,38 @@ fn judge_reply(answer: &Answer, predicted: u32, threshold: u32) -> Verdict {
     }
 }
 
+/// The `below` and `above` checks of `id`, "could not tell" because of
+/// `why` (so that a run always has the same checks).
+fn unjudged_thresholds(
+    c: &mut Checks,
+    id: &str,
+    section: &'static str,
+    what: &str,
+    sent: &str,
+    threshold: u32,
+    why: &str,
+) {
+    for (name, rule) in [
+        (
+            "below",
+            format!("a Reply of up to {threshold} octets comes inline"),
+        ),
+        (
+            "above",
+            format!("no inline Reply above {threshold} octets (ERR_CHUNK without a Reply chunk)"),
+        ),
+    ] {
+        c.add(
+            format!("{id}.{name}"),
+            section,
+            format!("{what}: {rule}"),
+            sent,
+            why,
+            Verdict::CouldNotTell,
+        );
+    }
+}
+
 /// One connection with `pdata`, the threshold `threshold` judged with the
 /// COMPOUNDs just below and just above it; when a call got no answer (a
 /// lost message, a slow guest), once more on a new connection before
@@ -848,17 +899,21 @@ fn threshold_checks_once(
     let mut s = match Session::open(addr, pdata, timeout) {
         Ok(s) => s,
         Err(r) => {
+            let (got, verdict) = match r {
+                Refusal::Rejected(reason, _) => {
+                    (format!("rejected (reason {reason})"), Verdict::Fail)
+                }
+                Refusal::Error(e) => (e, Verdict::CouldNotTell),
+            };
             c.add(
                 format!("{id}.accepted"),
                 "§5",
                 format!("{what}: the server accepts the connection"),
-                sent,
-                match r {
-                    Refusal::Rejected(reason) => format!("rejected (reason {reason})"),
-                    Refusal::Error(e) => e,
-                },
-                Verdict::Fail,
+                &sent,
+                got,
+                verdict,
             );
+            unjudged_thresholds(c, id, section, what, &sent, threshold, "no connection");
             return;
         }
     };
@@ -873,20 +928,22 @@ fn threshold_checks_once(
             shown(Some(&s.accept)),
             null.describe()
         ),
-        if matches!(null, Answer::Inline { .. }) {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
+        match null {
+            Answer::Inline { .. } => Verdict::Pass,
+            // No answer, a lost connection: nothing seen.
+            Answer::Other(_) => Verdict::CouldNotTell,
+            _ => Verdict::Fail,
         },
     );
     let Some(cal) = cal else {
-        c.add(
-            format!("{id}.threshold"),
+        unjudged_thresholds(
+            c,
+            id,
             section,
-            format!("{what}: Replies come inline up to {threshold} octets and never above"),
+            what,
             &sent,
+            threshold,
             "no calibration (see calibration)",
-            Verdict::CouldNotTell,
         );
         s.close();
         return;
@@ -1082,7 +1139,7 @@ fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: b
                 s.close();
                 (got, Verdict::Pass)
             }
-            Err(Refusal::Rejected(reason)) => {
+            Err(Refusal::Rejected(reason, _)) => {
                 (format!("rejected (reason {reason})"), Verdict::Fail)
             }
             Err(Refusal::Error(e)) => (e, Verdict::CouldNotTell),

@@ -454,12 +454,12 @@ fn probe_read(
     let timeout = Duration::from_secs_f64(args.timeout);
     let mut s = match Session::open(addr, sent.as_deref(), timeout) {
         Ok(s) => s,
-        Err(Refusal::Rejected(status)) => {
+        Err(Refusal::Rejected(status, private_data)) => {
             let r = probe_report(
                 addr.to_string(),
                 sent,
                 effective,
-                Err((status, Vec::new())),
+                Err((status, private_data)),
                 Ok(()),
             );
             emit(out, &if args.json { json(&r) } else { r.render() });
@@ -469,8 +469,8 @@ fn probe_read(
     };
     let answer = s.call(&read_compound(file, count), false);
     let accept = s.accept.clone();
-    s.close();
-    let mut r = probe_report(addr.to_string(), sent, effective, Ok(accept), Ok(()));
+    let disconnect = s.close_checked();
+    let mut r = probe_report(addr.to_string(), sent, effective, Ok(accept), disconnect);
     r.read = Some(ReadReport::new(file, count, &answer));
     emit(out, &if args.json { json(&r) } else { r.render() });
     Ok(if r.read.as_ref().is_some_and(|k| k.procedure.is_some()) {

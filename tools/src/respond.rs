@@ -3,8 +3,9 @@
 //! `rpcrdma-cm respond`: an RDMA CM listener that accepts each connect
 //! with chosen private data (a conforming responder, a legacy one that
 //! sends nothing, or any hostile octets) and prints what each requester
-//! sent. It answers no RPC: a kernel client's mount against it fails after
-//! the connection, which is all a test of the private data needs.
+//! sent. Without `--answer-rpc` it answers no RPC: a kernel client's mount
+//! against it fails after the connection, which is all a test of the
+//! private data needs; with it, [`crate::responder`] answers.
 
 use crate::report::{hex, parse_hex};
 use crate::{emit, Exit, Failure, LimitArgs};
@@ -66,7 +67,8 @@ pub(crate) struct RespondArgs {
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
     /// Keep each connection up to SECONDS, or until the requester
-    /// disconnects, before disconnecting it (default: at once).
+    /// disconnects, before disconnecting it (default: at once; with
+    /// --answer-rpc up to 600 s).
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = crate::rpc::seconds)]
     pub hold: f64,
     /// Accept a request only once FILE exists (at most 120 s), so that a
@@ -225,8 +227,12 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
         }
         let request_pdata = request.private_data.clone();
         let receives = if args.answer_rpc { RPC_RECEIVES } else { 0 };
+        // Receives hold what this side advertised it receives, at least.
+        let receive_size = PrivateMessage::decode(rep).map_or(RPC_RECEIVE_SIZE, |m| {
+            RPC_RECEIVE_SIZE.max(m.max_recv.bytes() as usize)
+        });
         let outcome = request
-            .accept(rep, receives, RPC_RECEIVE_SIZE, timeout)
+            .accept(rep, receives, receive_size, timeout)
             .and_then(|mut conn| {
                 if args.answer_rpc {
                     let own = PrivateMessage::decode(rep).ok();

@@ -25,6 +25,16 @@ const NFS_PROGRAM: u32 = 100_003;
 const ATTR_OCTETS: usize = 176;
 /// NFS4ERR_NOTSUPP.
 const NFS4ERR_NOTSUPP: u32 = 10004;
+/// NFS4ERR_RESOURCE.
+const NFS4ERR_RESOURCE: u32 = 10018;
+/// OP_ILLEGAL and NFS4ERR_OP_ILLEGAL.
+const OP_ILLEGAL: u32 = 10044;
+/// The last NFSv4.0 operation number (RELEASE_LOCKOWNER).
+const LAST_V40_OP: u32 = 39;
+/// The most COMPOUND operations answered.
+const MAX_OPS: u32 = 1024;
+/// The most bitmap words of a GETATTR answered.
+const MAX_BITMAP_WORDS: u32 = 64;
 
 /// A rule the responder breaks on purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,18 +91,30 @@ impl<'a> Xdr<'a> {
     /// Skip an XDR opaque.
     fn skip_opaque(&mut self) -> Option<()> {
         let len = self.word()? as usize;
-        self.at = self.at.checked_add(len.div_ceil(4) * 4)?;
+        self.at = self.at.checked_add(len.div_ceil(4).checked_mul(4)?)?;
         (self.at <= self.buf.len()).then_some(())
     }
 }
 
-/// What a call's transport header says: its xid, where the RPC message
-/// starts, and the first STag it offers (if any).
-fn call_header(msg: &[u8]) -> Option<(u32, usize, Option<u32>)> {
+/// What a call's transport header says.
+#[derive(Debug, PartialEq, Eq)]
+enum Call {
+    /// An `RDMA_MSG`: its xid, where the RPC message starts, and the
+    /// first STag it offers (if any).
+    Msg(u32, usize, Option<u32>),
+    /// Another transport version: answered with `ERR_VERS`.
+    OtherVersion(u32),
+}
+
+/// Read a call's transport header; `None` for anything else (no answer).
+fn call_header(msg: &[u8]) -> Option<Call> {
     let mut x = Xdr::new(msg, 0);
     let xid = x.word()?;
     let (version, _credits, procedure) = (x.word()?, x.word()?, x.word()?);
-    if version != 1 || procedure != 0 {
+    if version != 1 {
+        return Some(Call::OtherVersion(xid));
+    }
+    if procedure != 0 {
         return None;
     }
     let mut first = None;
@@ -116,7 +138,7 @@ fn call_header(msg: &[u8]) -> Option<(u32, usize, Option<u32>)> {
             x.at += 12;
         }
     }
-    (x.at <= msg.len()).then_some((xid, x.at, first))
+    (x.at <= msg.len()).then_some(Call::Msg(xid, x.at, first))
 }
 
 /// Append XDR words.
@@ -156,7 +178,10 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
     let mut results = Vec::new();
     let mut status = 0;
     let mut done = 0;
-    for _ in 0..ops.min(1024) {
+    if ops > MAX_OPS {
+        status = NFS4ERR_RESOURCE;
+    }
+    for _ in 0..ops.min(MAX_OPS) {
         let op = x.word()?;
         done += 1;
         match op {
@@ -164,16 +189,27 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
             24 => words(&mut results, &[24, 0]),
             // GETATTR: the requested bitmap back, made-up values.
             9 => {
-                let n = x.word()?.min(8);
+                let n = x.word()?;
+                if n > MAX_BITMAP_WORDS {
+                    status = NFS4ERR_RESOURCE;
+                    words(&mut results, &[9, status]);
+                    break;
+                }
                 let bitmap: Vec<u32> = (0..n).map(|_| x.word()).collect::<Option<_>>()?;
                 words(&mut results, &[9, 0, n]);
                 words(&mut results, &bitmap);
                 words(&mut results, &[ATTR_OCTETS as u32]);
                 results.resize(results.len() + ATTR_OCTETS, 0);
             }
-            _ => {
+            // NFSv4.0 operations this responder does not do.
+            3..=LAST_V40_OP => {
                 status = NFS4ERR_NOTSUPP;
                 words(&mut results, &[op, status]);
+                break;
+            }
+            _ => {
+                status = OP_ILLEGAL;
+                words(&mut results, &[OP_ILLEGAL, status]);
                 break;
             }
         }
@@ -204,20 +240,36 @@ pub(crate) fn serve(
         _ => own_send.min(peer_recv),
     };
     loop {
+        if Instant::now() >= deadline {
+            return Ok(());
+        }
         let slice = Instant::now() + Duration::from_millis(200);
         let m = match conn.receive_message(slice.min(deadline)) {
             Ok(m) => m,
-            Err(RdmaError::Timeout { .. }) if Instant::now() < deadline => {
+            Err(RdmaError::Timeout { .. }) => {
                 if conn.wait_peer_disconnect(Instant::now() + Duration::from_millis(1))? {
                     return Ok(());
                 }
                 continue;
             }
-            Err(RdmaError::Timeout { .. }) => return Ok(()),
+            // The QP left RTS: the requester disconnected (siw flushes
+            // the posted receives when it does).
+            Err(e) if e.is_flush() => {
+                conn.wait_peer_disconnect(Instant::now() + Duration::from_secs(5))?;
+                return Ok(());
+            }
             Err(e) => return Err(e),
         };
-        let Some((xid, at, stag)) = call_header(&m.data) else {
-            continue;
+        let (xid, at, stag) = match call_header(&m.data) {
+            Some(Call::Msg(xid, at, stag)) => (xid, at, stag),
+            Some(Call::OtherVersion(xid)) => {
+                // RDMA_ERROR, ERR_VERS, versions 1..1 (RFC 8166 section 4.5).
+                let mut e = Vec::new();
+                words(&mut e, &[xid, 1, 4, 4, 1, 1, 1]);
+                conn.send(&e, 262_144, Instant::now() + Duration::from_secs(10))?;
+                continue;
+            }
+            None => continue,
         };
         let Some(rpc) = rpc_reply(&m.data[at..]) else {
             continue;
@@ -271,6 +323,17 @@ mod tests {
         assert_eq!(three.len() - two.len(), step);
         // The COMPOUND status is 0.
         assert_eq!(&one[24..28], &[0, 0, 0, 0]);
+        // Hostile input: truncated calls, huge counts get no panic.
+        let call = crate::conform::getattr_compound(2);
+        for n in 0..call.len() {
+            let _ = rpc_reply(&call[..n]);
+        }
+        // A GETATTR bitmap of 2^32 - 1 words: refused with RESOURCE.
+        let mut c = crate::conform::getattr_compound(1);
+        let at = c.len() - 12;
+        c[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        let r = rpc_reply(&c).unwrap();
+        assert_eq!(&r[24..28], &NFS4ERR_RESOURCE.to_be_bytes());
     }
 
     #[test]
@@ -278,10 +341,13 @@ mod tests {
         let mut h = Vec::new();
         words(&mut h, &[5, 1, 4, 0, 0, 0, 1, 1, 0xabc, 4096, 0, 0]);
         h.extend_from_slice(&[1, 2, 3, 4]);
-        assert_eq!(call_header(&h), Some((5, 48, Some(0xabc))));
+        assert_eq!(call_header(&h), Some(Call::Msg(5, 48, Some(0xabc))));
         let mut h = Vec::new();
         words(&mut h, &[5, 1, 4, 0, 0, 0, 0]);
-        assert_eq!(call_header(&h), Some((5, 28, None)));
+        assert_eq!(call_header(&h), Some(Call::Msg(5, 28, None)));
         assert_eq!(call_header(&h[..20]), None);
+        let mut h = Vec::new();
+        words(&mut h, &[6, 2, 4, 0]);
+        assert_eq!(call_header(&h), Some(Call::OtherVersion(6)));
     }
 }

@@ -118,10 +118,11 @@ pub(crate) fn random_pdata(r: &mut SplitMix64, max_len: usize) -> Vec<u8> {
         }
         // Other versions.
         4 => {
+            // Never 1: 0, 2 or any of 2..=255.
             let version = match r.below(3) {
                 0 => 0,
                 1 => 2,
-                _ => r.octet(),
+                _ => 2 + r.below(254) as u8,
             };
             let mut m = message(version, 1, 3, 3);
             m.extend_from_slice(&tail);

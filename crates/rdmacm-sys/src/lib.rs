@@ -121,10 +121,19 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl Error {
+    /// Whether this is a work request flushed because the QP left RTS (the
+    /// peer disconnected, or the connection failed).
+    ///
+    /// A Send that failed on this side for its memory or the QP's local
+    /// state is `IBV_WC_LOC_PROT_ERR` (siw reports any local transmit
+    /// failure, an invalidated STag included, as `IBV_WC_LOC_QP_OP_ERR`):
+    /// [`Error::is_local_send_failure`].
+    pub fn is_flush(&self) -> bool {
+        matches!(self, Error::Completion { code, .. } if *code == sys::IBV_WC_WR_FLUSH_ERR)
+    }
+
     /// Whether this is a Send that failed on this side for its memory or
-    /// the QP's local state (`IBV_WC_LOC_PROT_ERR`; siw reports any local
-    /// transmit failure, an invalidated STag included, as
-    /// `IBV_WC_LOC_QP_OP_ERR`), not a flush, a retry or the peer.
+    /// the QP's local state (see [`Error::is_flush`] for a flushed one).
     pub fn is_local_send_failure(&self) -> bool {
         matches!(self, Error::Completion { what: "send", code, .. }
             if *code == sys::IBV_WC_LOC_PROT_ERR || *code == sys::IBV_WC_LOC_QP_OP_ERR)
