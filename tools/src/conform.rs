@@ -874,7 +874,7 @@ fn threshold_checks(
     threshold_checks_once(run, id, section, what, pdata, threshold);
     let unanswered = run.checks.list[before..]
         .iter()
-        .any(|k| k.got.contains(NO_ANSWER));
+        .any(|k| k.got.contains(NO_ANSWER) || k.verdict == Verdict::CouldNotTell);
     if unanswered {
         let first: Vec<String> = run.checks.list.drain(before..).map(|k| k.got).collect();
         threshold_checks_once(run, id, section, what, pdata, threshold);
@@ -1133,7 +1133,7 @@ fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: b
     )];
     requests.extend(nonconforming_requests(iwarp));
     for (id, what, pdata) in requests {
-        let (got, verdict) = match Session::open(addr, pdata.as_deref(), timeout) {
+        let once = || match Session::open(addr, pdata.as_deref(), timeout) {
             Ok(s) => {
                 let got = format!("accepted with {}", shown(Some(&s.accept)));
                 s.close();
@@ -1144,6 +1144,14 @@ fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: b
             }
             Err(Refusal::Error(e)) => (e, Verdict::CouldNotTell),
         };
+        // A connection that failed otherwise (e.g. a reset racing an
+        // iWARP reject) is tried once more.
+        let (mut got, mut verdict) = once();
+        if verdict == Verdict::CouldNotTell {
+            let (again, v) = once();
+            got = format!("{again} (tried again; first: {got})");
+            verdict = v;
+        }
         c.add(
             format!("{id}.accepted"),
             "§5",
