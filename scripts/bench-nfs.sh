@@ -94,9 +94,14 @@ else
 		[[ ",$configs," == *",${c%%|*},"* ]] && selected+=("$c")
 	done
 fi
+# The names, read whole by grep (no grep -q at the end of a pipe under
+# pipefail: bash's printf writes line by line, and a grep that stops at
+# the first match fails the pipe: the smoke of the fresh make check of
+# 5d05e1a said "unknown configuration 'stock-4k' (known: stock-4k ...)").
+known=$(printf '%s\n' "${CONFIGS[@]}" "${EXTRA_CONFIGS[@]}" | cut -d'|' -f1)
 for want in ${configs//,/ }; do
-	printf '%s\n' "${CONFIGS[@]}" "${EXTRA_CONFIGS[@]}" | grep -q "^$want|" || {
-		echo "bench-nfs: unknown configuration '$want' (known: $(printf '%s\n' "${CONFIGS[@]}" "${EXTRA_CONFIGS[@]}" | cut -d'|' -f1 | paste -sd' '))" >&2
+	grep -qx -- "$want" <<<"$known" || {
+		echo "bench-nfs: unknown configuration '$want' (known: $(paste -sd' ' <<<"$known"))" >&2
 		exit 2
 	}
 done
