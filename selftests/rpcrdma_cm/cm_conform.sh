@@ -193,13 +193,20 @@ rejecting_responder() {
 	return $ok
 }
 
+# kind_runs_on KIND TRANSPORT: module-1k changes only what the server
+# assumes of a requester without a conforming message, which no transport
+# changes: rxe only.
+kind_runs_on() {
+	[ "$1" != module-1k ] || [ "$2" = rxe ]
+}
+
 plan=0
 for tr in $TRANSPORTS; do
 	plan=$((plan + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ") + 1))
 	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] && plan=$((plan + $(echo "$RESPONDER_CASES" | grep -c .)))
 	n=$(check_ids "$tr" | wc -w)
 	for kind in $KINDS; do
-		plan=$((plan + n + 2))
+		kind_runs_on "$kind" "$tr" && plan=$((plan + n + 2))
 	done
 done
 ktap_set_plan $plan
@@ -249,6 +256,7 @@ for tr in $TRANSPORTS; do
 	*) ktap_exit_fail_msg "unknown transport $tr" ;;
 	esac
 	for kind in $KINDS; do
+		kind_runs_on "$kind" "$tr" || continue
 		rmmod rpcrdma_cm 2>/dev/null
 		case $kind in
 		module) insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed" ;;
