@@ -537,9 +537,10 @@ const GETATTR_BITMAP: [u32; 2] = [
         | (1 << 23),
 ];
 
-/// An ONC RPC call (xid 0, patched when sent) of an NFSv4.0 COMPOUND of
-/// `pairs` PUTROOTFH + GETATTR, with AUTH_SYS root credentials.
-pub(crate) fn getattr_compound(pairs: u32) -> Vec<u8> {
+/// The start of an ONC RPC call (xid 0, patched when sent) of an NFSv4.0
+/// COMPOUND of `ops` operations, with AUTH_SYS root credentials, an
+/// empty tag and minor version 0; the operations follow.
+fn compound_call(ops: u32) -> Vec<u8> {
     let mut cred = Vec::new();
     words(&mut cred, &[0]);
     xdr_opaque(&mut cred, b"rpcrdma-cm");
@@ -549,7 +550,14 @@ pub(crate) fn getattr_compound(pairs: u32) -> Vec<u8> {
     xdr_opaque(&mut c, &cred);
     words(&mut c, &[0, 0]);
     xdr_opaque(&mut c, b"");
-    words(&mut c, &[0, pairs * 2]);
+    words(&mut c, &[0, ops]);
+    c
+}
+
+/// An ONC RPC call (xid 0, patched when sent) of an NFSv4.0 COMPOUND of
+/// `pairs` PUTROOTFH + GETATTR, with AUTH_SYS root credentials.
+pub(crate) fn getattr_compound(pairs: u32) -> Vec<u8> {
+    let mut c = compound_call(pairs * 2);
     for _ in 0..pairs {
         // PUTROOTFH; GETATTR with a two-word bitmap
         words(&mut c, &[24, 9, 2, GETATTR_BITMAP[0], GETATTR_BITMAP[1]]);
@@ -561,18 +569,10 @@ pub(crate) fn getattr_compound(pairs: u32) -> Vec<u8> {
 /// PUTROOTFH, LOOKUP `name`, READ `count` octets from offset 0 with the
 /// anonymous stateid, with AUTH_SYS root credentials.
 pub(crate) fn read_compound(name: &str, count: u32) -> Vec<u8> {
-    let mut cred = Vec::new();
-    words(&mut cred, &[0]);
-    xdr_opaque(&mut cred, b"rpcrdma-cm");
-    words(&mut cred, &[0, 0, 0]);
-    let mut c = Vec::new();
-    words(&mut c, &[0, 0, 2, NFS_PROGRAM, 4, 1, 1]);
-    xdr_opaque(&mut c, &cred);
-    words(&mut c, &[0, 0]);
-    xdr_opaque(&mut c, b"");
+    let mut c = compound_call(3);
     // PUTROOTFH; LOOKUP name; READ: stateid (seqid and other, zero),
     // offset, count.
-    words(&mut c, &[0, 3, 24, 15]);
+    words(&mut c, &[24, 15]);
     xdr_opaque(&mut c, name.as_bytes());
     words(&mut c, &[25, 0, 0, 0, 0, 0, 0, count]);
     c

@@ -17,6 +17,15 @@ pub(crate) fn hex(octets: &[u8]) -> String {
     })
 }
 
+/// Hex of `octets`, "-" for none (as test case files and logs write it).
+pub(crate) fn hex_or_dash(octets: &[u8]) -> String {
+    if octets.is_empty() {
+        "-".into()
+    } else {
+        hex(octets)
+    }
+}
+
 /// Parse hex octets, allowing spaces, colons and a leading `0x`; the empty
 /// string is zero octets.
 pub(crate) fn parse_hex(s: &str) -> Result<Vec<u8>, String> {

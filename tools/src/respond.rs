@@ -7,7 +7,7 @@
 //! against it fails after the connection, which is all a test of the
 //! private data needs; with it, [`crate::responder`] answers.
 
-use crate::report::{hex, parse_hex};
+use crate::report::{hex_or_dash, parse_hex};
 use crate::{emit, Exit, Failure, LimitArgs};
 use clap::Args;
 use rdmacm_sys::{Listener, MAX_REP_PRIVATE_DATA};
@@ -167,15 +167,6 @@ fn wait_for(path: &Path) -> Result<(), Failure> {
         std::thread::sleep(Duration::from_millis(100));
     }
     Ok(())
-}
-
-/// Hex of `octets`, "-" for none.
-fn hex_or_dash(octets: &[u8]) -> String {
-    if octets.is_empty() {
-        "-".into()
-    } else {
-        hex(octets)
-    }
 }
 
 /// `rpcrdma-cm respond`.

@@ -6,7 +6,7 @@
 //! random octets, none), from a seed, so that a run can be repeated and its
 //! cases listed without connecting (`--print-cases`).
 
-use crate::report::hex;
+use crate::report::hex_or_dash;
 use crate::{emit, Exit, Failure};
 use clap::Args;
 use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError, MAX_REQ_PRIVATE_DATA};
@@ -141,15 +141,6 @@ pub(crate) fn random_pdata(r: &mut SplitMix64, max_len: usize) -> Vec<u8> {
     };
     p.truncate(max_len);
     p
-}
-
-/// Hex of `octets`, "-" for none.
-fn hex_or_dash(octets: &[u8]) -> String {
-    if octets.is_empty() {
-        "-".into()
-    } else {
-        hex(octets)
-    }
 }
 
 /// `rpcrdma-cm storm`.

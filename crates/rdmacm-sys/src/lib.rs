@@ -535,19 +535,7 @@ impl Connection {
         check("rdma_create_id", unsafe {
             sys::rdma_create_id(channel.0, &mut id, ptr::null_mut(), sys::RDMA_PS_TCP)
         })?;
-        let mut conn = Connection {
-            recv: Vec::new(),
-            send: None,
-            send_busy: false,
-            received: Default::default(),
-            remote: Vec::new(),
-            pd: ptr::null_mut(),
-            cq: ptr::null_mut(),
-            id,
-            connected: false,
-            disconnected: false,
-            channel,
-        };
+        let mut conn = Connection::new(id, channel);
         let mut dst_ss = sockaddr(dst);
         // SAFETY: live id; dst_ss is a valid sockaddr for the call.
         check("rdma_resolve_addr", unsafe {
@@ -589,6 +577,24 @@ impl Connection {
             connection: conn,
             private_data: ev.private_data,
         })
+    }
+
+    /// A connection that owns `id` (on `channel`), with nothing
+    /// allocated yet.
+    fn new(id: *mut sys::rdma_cm_id, channel: Channel) -> Self {
+        Connection {
+            recv: Vec::new(),
+            send: None,
+            send_busy: false,
+            received: Default::default(),
+            remote: Vec::new(),
+            pd: ptr::null_mut(),
+            cq: ptr::null_mut(),
+            id,
+            connected: false,
+            disconnected: false,
+            channel,
+        }
     }
 
     /// Allocate the PD and CQ and create the RC QP on the id, which is
@@ -1090,19 +1096,7 @@ impl Request<'_> {
         // From here the connection owns the id (and destroys it on error).
         let mut this = std::mem::ManuallyDrop::new(self);
         drop(std::mem::take(&mut this.private_data));
-        let mut conn = Connection {
-            recv: Vec::new(),
-            send: None,
-            send_busy: false,
-            received: Default::default(),
-            remote: Vec::new(),
-            pd: ptr::null_mut(),
-            cq: ptr::null_mut(),
-            id: this.id,
-            connected: false,
-            disconnected: false,
-            channel,
-        };
+        let mut conn = Connection::new(this.id, channel);
         // SAFETY: live id, live channel: its later events go to the
         // connection's own channel.
         check("rdma_migrate_id", unsafe {
