@@ -930,6 +930,11 @@ impl Connection {
         self.connected = false;
         // SAFETY: live, connected id.
         check("rdma_disconnect", unsafe { sys::rdma_disconnect(self.id) })?;
+        self.wait_disconnected(timeout)
+    }
+
+    /// Wait (until `timeout`) for the CM's DISCONNECTED event.
+    fn wait_disconnected(&self, timeout: Duration) -> Result<(), Error> {
         self.channel.expect(
             sys::RDMA_CM_EVENT_DISCONNECTED,
             Instant::now() + timeout,
@@ -950,12 +955,7 @@ impl Connection {
         }
         // SAFETY: live id.
         unsafe { sys::rdma_disconnect(self.id) };
-        self.channel.expect(
-            sys::RDMA_CM_EVENT_DISCONNECTED,
-            Instant::now() + timeout,
-            "the disconnection",
-        )?;
-        Ok(())
+        self.wait_disconnected(timeout)
     }
 
     /// Whether the connection runs over iWARP (private data arrives with
