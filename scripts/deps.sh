@@ -46,7 +46,7 @@ apt_plain=(
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	flex bison bc libelf-dev libssl-dev cpio kmod pahole make gcc
 	qemu-system-x86 busybox-static
-	rdma-core ibverbs-utils rdmacm-utils python3-pyverbs librdmacm-dev libibverbs-dev
+	rdma-core ibverbs-utils rdmacm-utils librdmacm-dev libibverbs-dev
 	nfs-kernel-server nfs-common iproute2 tshark tcpdump procps jq
 	python3-pip xz-utils
 )
