@@ -46,9 +46,6 @@ const MAX_CALL: usize = 1024;
 const MAX_PAIRS: u32 = 24;
 /// The NFS program.
 const NFS_PROGRAM: u32 = 100_003;
-/// How a call that got no answer in time is described (and recognised
-/// for a second try).
-const NO_ANSWER: &str = "no answer within";
 /// Octets offered as a Reply chunk for the Remote Invalidation checks.
 const REPLY_CHUNK: u32 = 4096;
 
@@ -386,7 +383,10 @@ impl Session {
                     return Answer::InvalidateRefused;
                 }
                 Err(RdmaError::Timeout { .. }) => {
-                    return Answer::Other(format!("{NO_ANSWER} {} s", self.timeout.as_secs_f64()))
+                    return Answer::Other(format!(
+                        "no answer within {} s",
+                        self.timeout.as_secs_f64()
+                    ))
                 }
                 Err(e) => {
                     self.conn = None;
@@ -826,6 +826,18 @@ fn judge_reply(answer: &Answer, predicted: u32, threshold: u32) -> Verdict {
     }
 }
 
+/// `once()`, and if it could not tell (no answer, a connection that failed
+/// other than by a reject: a lost message, a slow guest), once more on a
+/// new connection; what came back says both tries.
+fn twice_if_unseen(mut once: impl FnMut() -> (String, Verdict)) -> (String, Verdict) {
+    let (got, verdict) = once();
+    if verdict != Verdict::CouldNotTell {
+        return (got, verdict);
+    }
+    let (again, verdict) = once();
+    (format!("{again} (tried again; first: {got})"), verdict)
+}
+
 /// The `below` and `above` checks of `id`, "could not tell" because of
 /// `why` (so that a run always has the same checks).
 fn unjudged_thresholds(
@@ -859,9 +871,9 @@ fn unjudged_thresholds(
 }
 
 /// One connection with `pdata`, the threshold `threshold` judged with the
-/// COMPOUNDs just below and just above it; when a call got no answer (a
-/// lost message, a slow guest), once more on a new connection before
-/// "could not tell".
+/// COMPOUNDs just below and just above it; if a check could not tell,
+/// the whole of it once more on a new connection (as [`twice_if_unseen`]
+/// does for a single check).
 fn threshold_checks(
     run: &mut Run,
     id: &str,
@@ -872,10 +884,10 @@ fn threshold_checks(
 ) {
     let before = run.checks.list.len();
     threshold_checks_once(run, id, section, what, pdata, threshold);
-    let unanswered = run.checks.list[before..]
+    let unseen = run.checks.list[before..]
         .iter()
-        .any(|k| k.got.contains(NO_ANSWER) || k.verdict == Verdict::CouldNotTell);
-    if unanswered {
+        .any(|k| k.verdict == Verdict::CouldNotTell);
+    if unseen {
         let first: Vec<String> = run.checks.list.drain(before..).map(|k| k.got).collect();
         threshold_checks_once(run, id, section, what, pdata, threshold);
         for (k, was) in run.checks.list[before..].iter_mut().zip(first) {
@@ -1014,14 +1026,8 @@ fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, timeout: Duratio
         );
         let requirement =
             format!("{what}: no Send With Invalidate unless both messages carry the R bit");
-        // A call that got no answer (a lost message, a slow guest) is
-        // tried once more on a new connection before "could not tell".
-        let (mut got, mut verdict) = remote_invalidation_once(addr, timeout, &pdata, r_bit);
-        if verdict == Verdict::CouldNotTell {
-            let (again, v) = remote_invalidation_once(addr, timeout, &pdata, r_bit);
-            got = format!("{got}; tried again: {again}");
-            verdict = v;
-        }
+        let (got, verdict) =
+            twice_if_unseen(|| remote_invalidation_once(addr, timeout, &pdata, r_bit));
         c.add(id, "§3.2", requirement, sent, got, verdict);
     }
 }
@@ -1144,14 +1150,8 @@ fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: b
             }
             Err(Refusal::Error(e)) => (e, Verdict::CouldNotTell),
         };
-        // A connection that failed otherwise (e.g. a reset racing an
-        // iWARP reject) is tried once more.
-        let (mut got, mut verdict) = once();
-        if verdict == Verdict::CouldNotTell {
-            let (again, v) = once();
-            got = format!("{again} (tried again; first: {got})");
-            verdict = v;
-        }
+        // E.g. a reset racing an iWARP reject.
+        let (got, verdict) = twice_if_unseen(once);
         c.add(
             format!("{id}.accepted"),
             "§5",
