@@ -57,7 +57,9 @@ unchanged() {
 	for row in $ASYM $STOCK $CROSS; do
 		[ -d "$kept/$row" ] || { ktap_print_msg "$row not kept in $kept"; ok=1; continue; }
 		out=$(judged "$kept" "$row")
-		[ "$(echo "$out" | grep -c '^ok')" = 4 ] || { echo "$out" | sed 's/^/# /'; ok=1; }
+		# Four results for every row, a fifth where the row runs conform.
+		[ "$(grep -c '^ok' <<<"$out")" -ge 4 ] && ! grep -q '^not ok' <<<"$out" ||
+			{ sed 's/^/# /' <<<"$out"; ok=1; }
 	done
 	return $ok
 }
