@@ -7,11 +7,16 @@
 # Puts 192.0.2.2/24 on the link NIC, brings up rxe, waits for the server,
 # loads rpcrdma_cm with MODULE_PARAMS ("" none, "-" defaults), mounts the
 # server over RDMA (NFSv4.2) and runs bench_nfs_workload.py: per workload
-# one JSON line in SHARED_DIR/client-results.jsonl.
+# one JSON line in SHARED_DIR/client-results.jsonl. Then the memory phase:
+# a mount with nconnect=4 (bench-nfs-memory.sh), GETATTRs until each of
+# its transports has carried RPCs, and what the client's transport keeps
+# allocated for them, SHARED_DIR/client-memory.json.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=../selftests/rpcrdma_cm/lib.sh
 . "$DIR/../selftests/rpcrdma_cm/lib.sh"
+# shellcheck source=bench-nfs-memory.sh
+. "$DIR/bench-nfs-memory.sh"
 W=${1:?shared directory}
 N=${2:?operations per workload}
 WORKLOADS=${3:?workloads}
@@ -22,6 +27,15 @@ finish() {
 }
 trap finish EXIT
 error() { echo "$*" >"$W/client-error"; exit 1; }
+
+# rdma_transports_used: how many of the mount's RDMA transports have sent
+# RPCs (mountstats: one 'xprt: rdma' line per transport, the sixth
+# number its sends).
+rdma_transports_used() {
+	awk -v m="$MNT" '$1 == "device" { inside = index($0, " mounted on " m " ") > 0 }
+		inside && $1 == "xprt:" && $2 == "rdma" && $8 > 0 { n++ }
+		END { print n + 0 }' /proc/self/mountstats
+}
 
 link_up 192.0.2.2/24 >/dev/null || error "link or rxe failed"
 wait_for_file "${BENCH_WAIT:-3000}" "$W/server-ready" || error "server not ready"
@@ -38,4 +52,25 @@ echo 1 >$T/events/rpcrdma/xprtrdma_marshal/enable
 	--out "$W/client-results.jsonl" --progress "$W/client-progress" --marker 192.0.2.1:47900 \
 	2>"$W/client-workload.err" || error "workload failed: $(tail -c 300 "$W/client-workload.err")"
 rm -rf "$MNT/bench" "$MNT"/io*k
+umount_rdma
+echo 0 >$T/events/rpcrdma/xprtrdma_marshal/enable
+touch "$W/client-workloads-done"
+
+echo "memory phase" >"$W/client-progress"
+peer_step server-memory-ready server-done 600 || error "server's memory phase not ready"
+memory_window_open
+echo 1 >$T/events/rpcrdma/xprtrdma_cm_private/enable
+mount_rdma 192.0.2.1 4.2 "nconnect=$MEMORY_CONNECTIONS,actimeo=0" || error "memory phase: mount failed"
+# Round robin over the transports: a GETATTR each (no attribute cache).
+for _ in $(seq 1 100); do
+	[ "$(rdma_transports_used)" -ge "$MEMORY_CONNECTIONS" ] && break
+	stat "$MNT" >/dev/null
+done
+used=$(rdma_transports_used)
+[ "$used" -ge "$MEMORY_CONNECTIONS" ] ||
+	error "memory phase: $used of $MEMORY_CONNECTIONS transports carried RPCs after 100 GETATTRs"
+touch "$W/client-memory-up"
+peer_step server-memory-measured server-done 600 || error "server's memory phase did not finish"
+memory_window_close client xprtrdma_cm_private "$W/client-memory.json" ||
+	error "memory phase: $(cat /tmp/memory.err)"
 umount_rdma

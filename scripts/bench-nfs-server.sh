@@ -7,31 +7,74 @@
 # MODULE_PARAMS: "" stock (rpcrdma_cm not loaded), "-" rpcrdma_cm with its
 # defaults, else insmod parameters. Puts 192.0.2.1/24 on the link NIC,
 # brings up rxe and nfsd, and captures RoCEv2 (UDP 4791) and the client's
-# workload markers (UDP 47900) until the client is done. Only headers are
-# kept (snap length 128: Ethernet, IP, UDP, BTH and RETH); frame lengths
-# stay the wire's.
+# workload markers (UDP 47900) until the client's workloads are done. Only
+# headers are kept (snap length 128: Ethernet, IP, UDP, BTH and RETH);
+# frame lengths stay the wire's. The markers also go into the kernel's
+# trace (bench_nfs_markers.py), between them the bytes svcrdma copied into
+# its send buffers (svcrdma_send_pullup): SHARED_DIR/server-copies.
+# Then the memory phase (bench-nfs-client.sh opens its connections):
+# what the server's transport keeps allocated for them,
+# SHARED_DIR/server-memory.json (bench_nfs_memory.py).
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=../selftests/rpcrdma_cm/lib.sh
 . "$DIR/../selftests/rpcrdma_cm/lib.sh"
+# shellcheck source=bench-nfs-memory.sh
+. "$DIR/bench-nfs-memory.sh"
 W=${1:?shared directory}
 MODULE_PARAMS=${2:-}
 error() { echo "$*" >"$W/server-error"; exit 1; }
+T=/sys/kernel/tracing
+MARKERS_PID=
+trap '[ -n "$MARKERS_PID" ] && kill "$MARKERS_PID" 2>/dev/null' EXIT
 
 nic=$(link_up 192.0.2.1/24) || error "link or rxe failed"
 load_rpcrdma_cm "$MODULE_PARAMS" || error "module load failed"
 start_nfsd || error "nfsd failed"
 trace_cm_private svcrdma_cm_private || error "tracefs failed"
+echo 8192 >$T/buffer_size_kb
+echo 1 >$T/events/rpcrdma/svcrdma_send_pullup/enable
+/usr/bin/python3 "$DIR/bench_nfs_markers.py" --listen 192.0.2.1:47900 --ready /tmp/markers-ready \
+	2>"$W/server-markers.err" &
+MARKERS_PID=$!
+wait_for_file 60 /tmp/markers-ready || error "marker listener not up: $(cat "$W/server-markers.err")"
 
-capture_start "$nic" "$W/tcpdump.log" -s 128 -B 16384 'udp port 4791 or udp port 47900' ||
+# The markers from the client, not the server's acknowledgements.
+capture_start "$nic" "$W/tcpdump.log" -s 128 -B 16384 'udp port 4791 or udp dst port 47900' ||
 	error "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")"
 touch "$W/server-ready"
 
-wait_for_file "${BENCH_WAIT:-3000}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
+# finish: the server's logs, whatever the client did.
+finish() {
+	[ -n "$MARKERS_PID" ] && kill "$MARKERS_PID" 2>/dev/null
+	stop_nfsd
+	dmesg >"$W/server-dmesg"
+	touch "$W/server-done"
+}
+
+peer_step client-workloads-done client-done "${BENCH_WAIT:-3000}" || {
+	echo "client did not finish its workloads" >"$W/server-error"
+	finish
+	exit 1
+}
 # Stop the capture once the last packet is in it (the client's unmount
-# tears the connection down just before client-done).
+# tears the connection down just before client-workloads-done).
 capture_stop "$W/tcpdump.log" "$W/server.pcap"
 traced_cm_private svcrdma_cm_private >"$W/server-trace"
-stop_nfsd
-dmesg >"$W/server-dmesg"
-touch "$W/server-done"
+grep -E ' (tracing_mark_write: rpcrdma-bench |svcrdma_send_pullup: )' $T/trace >"$W/server-copies"
+trace_lost >"$W/server-copies-lost"
+echo 0 >$T/events/rpcrdma/svcrdma_send_pullup/enable
+kill "$MARKERS_PID" 2>/dev/null
+MARKERS_PID=
+
+memory_window_open
+touch "$W/server-memory-ready"
+if ! peer_step client-memory-up client-done 600; then
+	echo "memory phase: the client's connections did not come up" >"$W/server-error"
+elif ! memory_window_close server svcrdma_cm_private "$W/server-memory.json"; then
+	echo "memory phase: $(cat /tmp/memory.err)" >"$W/server-error"
+fi
+touch "$W/server-memory-measured"
+peer_step client-done client-done 600 || echo "client did not finish" >>"$W/server-error"
+finish
+[ ! -s "$W/server-error" ]

@@ -13,8 +13,12 @@
 # RoCEv2 with tcpdump, the host decodes the BTH opcodes with tshark. Then
 # one guest measures connect+disconnect latency of a userspace requester
 # against its own nfsd with rpcrdma_cm loaded and not ('rpcrdma-cm probe
-# --count'). bench-nfs-report turns it all into DIR/table.md, results.csv,
-# results.json and plot.svg and prints the table.
+# --count'). After its workloads each client opens 4 connections
+# (nconnect) and both guests measure what their transport keeps allocated
+# for them (bench-nfs-memory.sh); the server's trace holds the bytes
+# svcrdma copied per workload. bench-nfs-report turns it all into
+# DIR/table.md, results.csv, memory.csv, results.json, plot.svg and
+# plot-costs.svg and prints the table.
 #
 # Options (environment in brackets):
 #   --n N            operations per workload (BENCH_N, default 200)
@@ -148,6 +152,9 @@ run_logs_clean() {
 # plus the boot of a guest pair.
 # (A create is an OPEN and a CLOSE, about 50 ms each; the rest one RPC.)
 PAIR_BOOT_SECS=45
+# The memory phase after the workloads (a mount, a kmalloc trace, its
+# reading in both guests).
+MEMORY_PHASE_SECS=60
 op_secs() {
 	case $1 in
 	create) echo 0.12 ;;
@@ -157,7 +164,7 @@ op_secs() {
 	*-*k) awk -v kb="${1#*-}" 'BEGIN { printf "%.4f", 0.075 + kb * 0.0003 }' ;;
 	esac
 }
-per_config=$PAIR_BOOT_SECS
+per_config=$((PAIR_BOOT_SECS + MEMORY_PHASE_SECS))
 for w in ${workloads//,/ }; do
 	per_config=$(awk -v a="$per_config" -v b="$(op_secs "$w")" -v n="$n" 'BEGIN { print a + b * n }')
 done
@@ -177,6 +184,7 @@ echo "bench-nfs: estimated time under TCG here: about $((estimate / 60)) min $((
 pids=()
 cleanup() {
 	local p
+	guest_pair_kill
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 }
@@ -185,43 +193,28 @@ trap 'exit 130' INT TERM
 
 genv=("KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$KO" "BENCH_WAIT=$((TIMEOUT - 60))")
 
+# pair_progress SECS: every RPCRDMA_CM_PROGRESS_SECS, which configuration,
+# and how far its client got (guest_pair calls it every second).
+pair_progress() {
+	[ $(($1 % RPCRDMA_CM_PROGRESS_SECS)) -eq 0 ] || return 0
+	printf '  ... %s: %dm%02ds, %s\n' "$pair_label" $(($1 / 60)) $(($1 % 60)) \
+		"$(if [ -s "$pair_dir/client-progress" ]; then echo "workload $(cat "$pair_dir/client-progress")";
+		elif [ -e "$pair_dir/server-ready" ]; then echo "server ready, client mounting";
+		else echo "booting the guests"; fi)"
+}
+
 # run_pair DIR SERVER_PARAMS CLIENT_PARAMS LABEL: boot both guests on a
-# fresh link and wait for them, printing progress. Fails unless both
-# guests exit 0 and both scripts finished.
+# fresh link (guest_pair, scripts/lib.sh) and wait for them, printing
+# progress. Fails unless both guests exit 0 and both scripts finished.
 run_pair() {
-	local d=$1 port server_pid client_pid s=0 rc=0 side
-	mkdir -p "$d"
-	chmod 777 "$d"
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	nice -n 5 "$GUEST" --kdir "$kdir" --name rpcrdma-bench-server --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-		--net "listen:$port" --mac 52:54:00:00:03:01 --rwdir "$d" -- \
-		env "${genv[@]}" "$S/bench-nfs-server.sh" "$d" "$2" >"$d/server.console" 2>&1 &
-	server_pid=$!
-	pids+=("$server_pid")
-	for _ in $(seq 1 600); do
-		ss -ltn "sport = :$port" | grep -q LISTEN && break
-		sleep 0.2
-	done
-	nice -n 5 "$GUEST" --kdir "$kdir" --name rpcrdma-bench-client --timeout "$TIMEOUT" --cpus 1 --memory 1G \
-		--net "connect:$port" --mac 52:54:00:00:03:02 --rwdir "$d" -- \
-		env "${genv[@]}" "$S/bench-nfs-client.sh" "$d" "$n" "$workloads" "$3" >"$d/client.console" 2>&1 &
-	client_pid=$!
-	pids+=("$client_pid")
-	while kill -0 "$client_pid" 2>/dev/null; do
-		sleep 1
-		s=$((s + 1))
-		[ $((s % RPCRDMA_CM_PROGRESS_SECS)) -eq 0 ] || continue
-		printf '  ... %s: %dm%02ds, %s\n' "$4" $((s / 60)) $((s % 60)) \
-			"$(if [ -s "$d/client-progress" ]; then echo "workload $(cat "$d/client-progress")";
-			elif [ -e "$d/server-ready" ]; then echo "server ready, client mounting";
-			else echo "booting the guests"; fi)"
-	done
-	wait "$client_pid" || rc=$?
-	echo "$rc" >"$d/client-exit"
-	rc=0
-	wait "$server_pid" || rc=$?
-	echo "$rc" >"$d/server-exit"
-	rc=0
+	local d=$1 rc=0 side
+	# shellcheck disable=SC2034 # read by guest_pair through namerefs
+	local server_cmd=(env "${genv[@]}" "$S/bench-nfs-server.sh" "$d" "$2")
+	# shellcheck disable=SC2034
+	local client_cmd=(env "${genv[@]}" "$S/bench-nfs-client.sh" "$d" "$n" "$workloads" "$3")
+	pair_dir=$d pair_label=$4
+	PAIR_PROGRESS=pair_progress guest_pair "$d" bench 52:54:00:00:03 "$TIMEOUT" "$kdir" "$kdir" \
+		server_cmd client_cmd
 	for side in server client; do
 		[ -s "$d/$side-error" ] && echo "  $side: $(cat "$d/$side-error")" && rc=1
 		if [ "$(cat "$d/$side-exit")" != 0 ] || [ ! -e "$d/$side-done" ]; then
@@ -316,6 +309,6 @@ case $? in
 	echo "bench-nfs: a target was missed (see the report's targets)" ;;
 *) failed=1 ;;
 esac
-echo "bench-nfs: $out/table.md, $out/plot.svg, $out/results.csv, $out/results.json"
+echo "bench-nfs: $out/table.md, $out/plot.svg, $out/plot-costs.svg, $out/results.csv, $out/memory.csv, $out/results.json"
 echo "$failed" >"$out/exit-status"
 exit $failed

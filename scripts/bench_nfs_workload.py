@@ -18,7 +18,11 @@ Around each workload it reads the client's RPC-over-RDMA counters and
 per-operation counts (/proc/self/mountstats), counts the
 rpcrdma:xprtrdma_marshal events (one per RPC marshalled: chunk types of
 the call) and sends a UDP datagram "rpcrdma-bench begin|end WORKLOAD" to
-the server, whose capture splits on them. Writes one JSON line per
+the server, whose capture and trace split on them, and waits for its
+acknowledgement (bench_nfs_markers.py). The counters include the bytes
+xprtrdma copied: pullup (a call copied into the send buffer) and fixup (an
+inline reply copied out of the receive buffer into the RPC's pages).
+Writes one JSON line per
 workload to RESULTS and "WORKLOAD I/COUNT DONE/N" to FILE as it goes.
 """
 
@@ -34,7 +38,11 @@ import time
 TRACE = "/sys/kernel/tracing"
 # Positions after "xprt: rdma" in mountstats (0-based).
 RDMA_COUNTERS = {"rpcs": 5, "read_chunks": 10, "write_chunks": 11,
-                 "reply_chunks": 12, "local_inv_needed": 24}
+                 "reply_chunks": 12, "pullup_copy_bytes": 15, "fixup_copy_bytes": 16,
+                 "local_inv_needed": 24}
+# Seconds to wait for the server's acknowledgement of a marker (one
+# datagram each way on an idle link; the guests run under TCG).
+MARK_WAIT = 30
 METADATA = ("create", "stat", "readdir", "rename", "remove")
 IO_SIZES_KB = (1, 2, 4, 8, 16, 32, 60)
 # Chunk types of a call without any chunk (xprtrdma_show_chunktype()).
@@ -162,13 +170,23 @@ class Bench:
         host, port = args.marker.rsplit(":", 1)
         self.marker = (host, int(port))
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.settimeout(MARK_WAIT)
         self.label = ""
         self.io = None
         os.makedirs(self.dir, exist_ok=True)
 
     def mark(self, what, workload):
-        """Tell the server's capture where a workload begins or ends."""
-        self.sock.sendto(f"rpcrdma-bench {what} {workload}".encode(), self.marker)
+        """Tell the server's capture and trace where a workload begins or
+        ends; returns once the server acknowledged it (its trace holds the
+        marker, bench_nfs_markers.py)."""
+        text = f"rpcrdma-bench {what} {workload}".encode()
+        self.sock.sendto(text, self.marker)
+        try:
+            ack, _ = self.sock.recvfrom(512)
+        except socket.timeout:
+            fail(f"the server did not acknowledge marker '{text.decode()}' within {MARK_WAIT} s")
+        if ack != b"ack " + text:
+            fail(f"marker '{text.decode()}' acknowledged as '{ack.decode(errors='replace')}'")
 
     def tick(self, done):
         """Progress for the host: which workload, how far."""

@@ -32,7 +32,7 @@ STOCK=stock-x-module
 CROSS=module7.3-x-stock6.12
 
 ktap_print_header
-ktap_set_plan 10
+ktap_set_plan 11
 
 # judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line.
 judged() {
@@ -135,18 +135,19 @@ no_trace() {
 }
 ktap_test_result "a module side with no tracepoint line: the negotiation check fails" no_trace
 
-# bench_red DIR N: the smoke's result N on DIR is not ok.
+# bench_red DIR TITLE: the smoke's result whose title begins with TITLE
+# is not ok on DIR.
 bench_red() {
 	local out
 	out=$("$RPCRDMA_CM_TOP/scripts/bench-nfs-smoke.sh" --checks-only "$1" 2>&1 | grep -E '^(not )?ok [0-9]+ ')
-	echo "$out" | grep "^not ok" | sed 's/^/# /'
-	echo "$out" | grep -q "^not ok $2 "
+	grep "^not ok" <<<"$out" | sed 's/^/# /'
+	grep -qF "$2" <<<"$(grep '^not ok' <<<"$out")"
 }
 bench_oops() {
 	local b=$work/bench-oops
 	cp -r "$bench" "$b" || return 1
 	echo "[   12.0] BUG: unable to handle page fault for address: 0000000000000000" >>"$b/runs/cm-64k/client-dmesg"
-	bench_red "$b" 8
+	bench_red "$b" "every guest's kernel log and console is free of reports"
 }
 ktap_test_result "an oops in a bench guest's kernel log: the smoke's log check fails" bench_oops
 
@@ -154,7 +155,7 @@ bench_no_status() {
 	local b=$work/bench-nostatus
 	cp -r "$bench" "$b" || return 1
 	rm -f "$b/exit-status"
-	bench_red "$b" 1
+	bench_red "$b" "bench-nfs: both configurations ran"
 }
 ktap_test_result "bench output without its exit status: the smoke's first check fails" bench_no_status
 
@@ -172,4 +173,16 @@ bench_marshal_off() {
 	[ $rc = 1 ] && echo "$out" | grep -q "xprtrdma_marshal saw 0 RPCs, fewer than"
 }
 ktap_test_result "a bench run whose marshal tracepoint was off: the report refuses it (exit 1)" bench_marshal_off
+
+bench_memory_flat() {
+	local b=$work/bench-memory-flat stock
+	cp -r "$bench" "$b" || return 1
+	# A server whose receive buffers did not grow with its receive size
+	# (64 KB advertised, 4 KB buffers posted).
+	stock=$(jq '.runs[] | select(.config.name == "stock-4k") | .server_memory.receive_buffers' "$b/results.json") &&
+		jq --argjson s "$stock" '(.runs[] | select(.config.name == "cm-64k") | .server_memory.receive_buffers) = $s' \
+			"$b/results.json" >"$b/results.json.new" && mv "$b/results.json.new" "$b/results.json" || return 1
+	bench_red "$b" "memory per connection"
+}
+ktap_test_result "a server's receive buffers the same at 64 KB as at 4 KB: the smoke's memory check fails" bench_memory_flat
 ktap_finished

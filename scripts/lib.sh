@@ -246,7 +246,9 @@ guest_pair_kill() {
 # file given as its output and truncates it) to a cat that guest_pair waits
 # for, 10 s at most after its guest ended. Exit statuses in
 # DIR/{server,client}-exit. Without the server's socket after 120 s it says
-# so in DIR/client-error (the client cannot start).
+# so in DIR/client-error (the client cannot start). While the client runs,
+# the command PAIR_PROGRESS names (if set) is called every second with the
+# seconds so far.
 guest_pair() {
 	local d=$1 name=$2 mac=$3 timeout=$4 skdir=$5 ckdir=$6 port listening=0
 	local -n gp_server_cmd=$7 gp_client_cmd=$8
@@ -277,6 +279,14 @@ guest_pair() {
 		--cpus 1 --memory 1G --net "connect:$port" --mac "$mac:02" --rwdir "$d" -- \
 		"${gp_client_cmd[@]}" >"$fifos/client" 2>&1 &
 	PAIR_CLIENT_PID=$!
+	if [ -n "${PAIR_PROGRESS:-}" ]; then
+		local secs=0
+		while kill -0 "$PAIR_CLIENT_PID" 2>/dev/null; do
+			sleep 1
+			secs=$((secs + 1))
+			"$PAIR_PROGRESS" "$secs"
+		done
+	fi
 	wait "$PAIR_CLIENT_PID" || client_rc=$?
 	PAIR_CLIENT_PID=
 	wait "$PAIR_SERVER_PID" || server_rc=$?

@@ -42,7 +42,7 @@ chmod +x "$work/fake-guest.sh"
 RPCRDMA_CM_GUEST_LAUNCHER=$work/fake-guest.sh
 
 echo "KTAP version 1"
-echo "1..4"
+echo "1..5"
 failed=0
 result() {
 	if [ "$2" = ok ]; then
@@ -79,4 +79,18 @@ for side in server client; do
 	fi
 	num=$((num + 1))
 done
+# PAIR_PROGRESS: called every second while the client runs, with the
+# seconds so far (the bench prints its progress from it). The stand-in
+# client sleeps 3 s: at least 2 calls, counting 1, 2, ...
+ticks=()
+tick() { ticks+=("$1"); }
+# shellcheck disable=SC2034
+server_cmd=(1 0) client_cmd=(1 0)
+sed -i 's/^seq 1 "${cmd\[0\]}"$/seq 1 "${cmd[0]}"; [ "${cmd[0]}" = 1 ] \&\& sleep 3/' "$work/fake-guest.sh"
+PAIR_PROGRESS=tick guest_pair "$work/pair2" test 52:54:00:00:09 60 /nonexistent /nonexistent server_cmd client_cmd
+if [ "${#ticks[@]}" -ge 2 ] && [ "${ticks[0]}" = 1 ] && [ "${ticks[1]}" = 2 ]; then
+	result "$num PAIR_PROGRESS called every second with the seconds so far" ok
+else
+	result "$num PAIR_PROGRESS called every second with the seconds so far" fail "calls: ${ticks[*]:-none}"
+fi
 [ "$failed" -eq 0 ]

@@ -5,9 +5,11 @@
 //! Reads the run directories scripts/bench-nfs.sh leaves (one per
 //! configuration: `config.json`, `client-results.jsonl`, `client-trace`,
 //! `server-trace`, `packets.tsv`; and `connect-cost/` with the
-//! `rpcrdma-cm probe --count --json` output of both sides) and writes
-//! `table.md`, `results.csv`, `results.json` and `plot.svg` into the output
-//! directory; prints the Markdown report.
+//! `rpcrdma-cm probe --count --json` output of both sides; each
+//! configuration's `server-copies` and `client-memory.json` /
+//! `server-memory.json`) and writes `table.md`, `results.csv`,
+//! `memory.csv`, `results.json`, `plot.svg` and `plot-costs.svg` into the
+//! output directory; prints the Markdown report.
 //!
 //! Exit status: 0 success, every target met or not measured; 1 a run
 //! directory could not be read (the report is still written from the
@@ -36,7 +38,7 @@ use std::process::ExitCode;
                   read, 2 usage error, 3 a target was missed."
 )]
 struct Cli {
-    /// Where table.md, results.csv, results.json and plot.svg go.
+    /// Where table.md, results.csv, memory.csv, results.json, plot.svg and plot-costs.svg go.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// The run directories, in the order the table lists them (a directory
@@ -162,7 +164,9 @@ fn main() -> ExitCode {
     let doc = plot::svg(
         &plot::series(&runs, &rows),
         &format!("NFSv4.2 over RDMA (soft-RoCE): explicit RDMA operations per 100 RPCs, N = {n}"),
+        "explicit RDMA READ + WRITE operations per 100 RPCs",
     );
+    let costs = plot::costs_svg(&runs, &rows);
     let results = Results {
         runs: &runs,
         rows: &rows,
@@ -175,7 +179,9 @@ fn main() -> ExitCode {
         .and_then(|()| write(&cli.out, "table.md", &table))
         .and_then(|()| write(&cli.out, "results.csv", &report::csv(&rows)))
         .and_then(|()| write(&cli.out, "results.json", &json))
-        .and_then(|()| write(&cli.out, "plot.svg", &doc));
+        .and_then(|()| write(&cli.out, "plot.svg", &doc))
+        .and_then(|()| write(&cli.out, "plot-costs.svg", &costs))
+        .and_then(|()| write(&cli.out, "memory.csv", &report::memory_csv(&runs)));
     if let Err(e) = written {
         eprintln!("bench-nfs-report: {e}");
         return ExitCode::from(1);

@@ -83,6 +83,14 @@ pub struct ClientRecord {
     pub reply_chunks: u64,
     /// MRs the client invalidated itself (mountstats `local_inv_needed`).
     pub local_inv_needed: u64,
+    /// Bytes xprtrdma copied into its send buffers (mountstats
+    /// `pullup_copy_count`: calls sent from one buffer instead of the
+    /// RPC's pages).
+    pub pullup_copy_bytes: u64,
+    /// Bytes xprtrdma copied out of its receive buffers into the RPC's
+    /// pages (mountstats `fixup_copy_count`: inline reply payload, where a
+    /// Write or Reply chunk would have placed it).
+    pub fixup_copy_bytes: u64,
     /// RPCs marshalled (`rpcrdma:xprtrdma_marshal` events).
     pub marshalled: u64,
     /// Of those, with no chunk at all (read list and write list/reply
@@ -92,6 +100,156 @@ pub struct ClientRecord {
     pub trace_lost: u64,
     /// NFS operations by name (mountstats per-op counts).
     pub ops: BTreeMap<String, u64>,
+}
+
+/// Receive buffers one side holds (`receive_buffers` of its memory file).
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReceiveBuffers {
+    /// How many (allocations the trace saw and no kfree followed).
+    pub count: u64,
+    /// Octets each (the side's receive threshold).
+    pub size: u64,
+    /// `count` times `size`.
+    pub bytes: u64,
+}
+
+/// What one side's transport keeps allocated for the memory phase's
+/// connections: `client-memory.json` or `server-memory.json`
+/// (scripts/bench_nfs_memory.py).
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq, Default)]
+pub struct Memory {
+    /// The connections the phase held open (nconnect).
+    pub connections: u64,
+    /// Trace events lost in the window (must be 0).
+    pub trace_lost: u64,
+    /// The receive buffers, all connections.
+    pub receive_buffers: ReceiveBuffers,
+    /// Bytes the rpcrdma module allocated with kmalloc and kept, all
+    /// connections (receive buffers included).
+    pub rpcrdma_kmalloc_bytes: u64,
+    /// The same for the RDMA core and the provider (rxe), built in.
+    pub rdma_stack_kmalloc_bytes: u64,
+    /// How much MemFree fell over the window (after a cache drop at both
+    /// ends): everything the connections cost, and noise.
+    pub memfree_drop_bytes: i64,
+    /// `rdma resource show` counts before the window.
+    pub rdma_resources_before: BTreeMap<String, u64>,
+    /// The same after.
+    pub rdma_resources_after: BTreeMap<String, u64>,
+}
+
+impl Memory {
+    fn per_connection(&self, bytes: u64) -> u64 {
+        bytes / self.connections.max(1)
+    }
+
+    /// Receive buffer bytes per connection.
+    pub fn receive_bytes_per_connection(&self) -> u64 {
+        self.per_connection(self.receive_buffers.bytes)
+    }
+
+    /// Receive buffers per connection.
+    pub fn receive_buffers_per_connection(&self) -> u64 {
+        self.per_connection(self.receive_buffers.count)
+    }
+
+    /// kmalloc bytes of the transport (rpcrdma, RDMA core and provider)
+    /// per connection.
+    pub fn kmalloc_bytes_per_connection(&self) -> u64 {
+        self.per_connection(self.rpcrdma_kmalloc_bytes + self.rdma_stack_kmalloc_bytes)
+    }
+
+    /// MemFree's fall per connection (negative when it rose).
+    pub fn memfree_drop_per_connection(&self) -> i64 {
+        self.memfree_drop_bytes / self.connections.max(1) as i64
+    }
+
+    /// Memory regions (`rdma resource show`) added per connection.
+    pub fn mrs_per_connection(&self) -> f64 {
+        let get = |m: &BTreeMap<String, u64>| m.get("mr").copied().unwrap_or(0);
+        (get(&self.rdma_resources_after) as f64 - get(&self.rdma_resources_before) as f64)
+            / self.connections.max(1) as f64
+    }
+
+    /// Connections whose transport kmalloc memory fits in 1 GiB.
+    pub fn connections_per_gib(&self) -> u64 {
+        (1u64 << 30) / self.kmalloc_bytes_per_connection().max(1)
+    }
+
+    fn load(dir: &Path, file: &str) -> Result<Self, String> {
+        let m: Memory =
+            serde_json::from_str(&read(dir, file)?).map_err(|e| format!("{file}: {e}"))?;
+        if m.connections == 0 || m.trace_lost != 0 || m.receive_buffers.count == 0 {
+            return Err(format!(
+                "{file}: {} connections, {} trace events lost, {} receive buffers: not a measurement",
+                m.connections, m.trace_lost, m.receive_buffers.count
+            ));
+        }
+        Ok(m)
+    }
+}
+
+/// What svcrdma copied while one workload ran (`svcrdma_send_pullup`
+/// events between the workload's markers in `server-copies`).
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerCopies {
+    /// Replies svcrdma copied into its send buffer.
+    pub pullups: u64,
+    /// Bytes of RPC message it copied for them.
+    pub bytes: u64,
+}
+
+/// Split `server-copies` (trace lines: the markers bench_nfs_markers.py
+/// wrote and the svcrdma_send_pullup events) into workloads.
+pub fn server_copies(text: &str) -> Result<BTreeMap<String, ServerCopies>, String> {
+    let mut out = BTreeMap::new();
+    let mut current: Option<(String, ServerCopies)> = None;
+    for line in text.lines() {
+        if let Some((_, rest)) = line.split_once("tracing_mark_write: rpcrdma-bench ") {
+            let (what, workload) = rest
+                .trim()
+                .split_once(' ')
+                .ok_or_else(|| format!("server-copies: marker '{rest}'"))?;
+            match (what, current.take()) {
+                ("begin", None) => current = Some((workload.into(), ServerCopies::default())),
+                ("end", Some((w, c))) if w == workload => {
+                    out.insert(w, c);
+                }
+                (_, open) => {
+                    return Err(format!(
+                        "server-copies: marker '{rest}' while in {}",
+                        open.map_or("no workload".into(), |(w, _)| w)
+                    ))
+                }
+            }
+        } else if line.contains("svcrdma_send_pullup: ") {
+            let msg = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("msg="))
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| format!("server-copies: no msg= in '{line}'"))?;
+            if let Some((_, c)) = current.as_mut() {
+                c.pullups += 1;
+                c.bytes += msg;
+            }
+        }
+    }
+    match current {
+        Some((w, _)) => Err(format!("server-copies: workload {w} has no end marker")),
+        None => Ok(out),
+    }
+}
+
+/// One workload of a run: the client's record, the capture's counts and
+/// what the server copied.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// The client's counters.
+    pub client: ClientRecord,
+    /// The capture's counts.
+    pub wire: WireCounts,
+    /// svcrdma's copies.
+    pub server_copies: ServerCopies,
 }
 
 /// One configuration's run.
@@ -104,7 +262,11 @@ pub struct Run {
     /// What the server's transport applied.
     pub server: Negotiated,
     /// Per workload, in the order run.
-    pub workloads: Vec<(ClientRecord, WireCounts)>,
+    pub workloads: Vec<Workload>,
+    /// The client's transport memory (memory phase).
+    pub client_memory: Memory,
+    /// The server's.
+    pub server_memory: Memory,
 }
 
 fn read(dir: &Path, file: &str) -> Result<String, String> {
@@ -126,6 +288,16 @@ impl Run {
         let server = Negotiated::from_trace(&read(dir, "server-trace")?)
             .map_err(|e| at(format!("server-trace: {e}")))?;
         let mut wire = capture::split(&read(dir, "packets.tsv")?).map_err(at)?;
+        let lost = read(dir, "server-copies-lost")?;
+        if lost.trim() != "0" {
+            return Err(at(format!(
+                "server-copies: the server's trace lost {} events",
+                lost.trim()
+            )));
+        }
+        let mut copies = server_copies(&read(dir, "server-copies")?).map_err(at)?;
+        let client_memory = Memory::load(dir, "client-memory.json").map_err(at)?;
+        let server_memory = Memory::load(dir, "server-memory.json").map_err(at)?;
         let mut workloads = Vec::new();
         for (i, line) in read(dir, "client-results.jsonl")?.lines().enumerate() {
             let r: ClientRecord = serde_json::from_str(line)
@@ -153,7 +325,14 @@ impl Run {
             let w = wire
                 .remove(&r.workload)
                 .ok_or_else(|| at(format!("{}: not in the capture", r.workload)))?;
-            workloads.push((r, w));
+            let c = copies
+                .remove(&r.workload)
+                .ok_or_else(|| at(format!("{}: not in server-copies", r.workload)))?;
+            workloads.push(Workload {
+                client: r,
+                wire: w,
+                server_copies: c,
+            });
         }
         if workloads.is_empty() {
             return Err(at("no workload results".into()));
@@ -163,6 +342,8 @@ impl Run {
             client,
             server,
             workloads,
+            client_memory,
+            server_memory,
         })
     }
 
@@ -203,6 +384,37 @@ mod tests {
     }
 
     #[test]
+    fn server_copies_by_workload() {
+        let t = "a: tracing_mark_write: rpcrdma-bench begin create\n\
+                 b: svcrdma_send_pullup: cq.id=1 cid=2 hdr=28 msg=48 (total 76)\n\
+                 b: svcrdma_send_pullup: cq.id=1 cid=3 hdr=28 msg=52 (total 80)\n\
+                 a: tracing_mark_write: rpcrdma-bench end create\n\
+                 b: svcrdma_send_pullup: cq.id=1 cid=4 hdr=28 msg=1 (total 29)\n\
+                 a: tracing_mark_write: rpcrdma-bench begin read-1k\n\
+                 a: tracing_mark_write: rpcrdma-bench end read-1k\n";
+        let c = server_copies(t).unwrap();
+        assert_eq!(
+            c["create"],
+            ServerCopies {
+                pullups: 2,
+                bytes: 100
+            }
+        );
+        assert_eq!(c["read-1k"], ServerCopies::default());
+        assert_eq!(c.len(), 2);
+        let open = "a: tracing_mark_write: rpcrdma-bench begin create\n";
+        assert!(server_copies(open)
+            .unwrap_err()
+            .ends_with("create has no end marker"));
+        let bad = "b: svcrdma_send_pullup: cq.id=1 cid=4 hdr=28 msg=x\n";
+        assert!(server_copies(bad).unwrap_err().contains("no msg="));
+        let nested = format!("{open}{open}");
+        assert!(server_copies(&nested)
+            .unwrap_err()
+            .contains("while in create"));
+    }
+
+    #[test]
     fn a_marshal_count_below_mountstats_operations_fails_the_run() {
         let dir = std::env::temp_dir().join(format!("bench-nfs-model-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -232,15 +444,53 @@ mod tests {
             ]
             .join("\n"),
         );
+        put("server-copies-lost", "0\n");
+        put(
+            "server-copies",
+            "x: tracing_mark_write: rpcrdma-bench begin create\n\
+             x: svcrdma_send_pullup: cq.id=1 cid=2 hdr=28 msg=48 (total 76)\n\
+             x: tracing_mark_write: rpcrdma-bench end create\n",
+        );
+        let memory = r#"{"side":"client","connections":4,"trace_lost":0,
+            "receive_buffers":{"count":4,"size":65536,"bytes":262144},
+            "rpcrdma_kmalloc_bytes":300000,"rdma_stack_kmalloc_bytes":1000,
+            "memfree_drop_bytes":400000,"rdma_resources_before":{"mr":0},
+            "rdma_resources_after":{"mr":8},"groups":[]}"#;
+        put("client-memory.json", memory);
+        put("server-memory.json", memory);
         let record = |marshalled: u64| {
             format!(
-                r#"{{"workload":"create","n":2,"seconds":1.0,"rpcs":5,"read_chunks":0,"write_chunks":0,"reply_chunks":0,"local_inv_needed":0,"marshalled":{marshalled},"marshalled_no_chunk":{marshalled},"trace_lost":0,"ops":{{"OPEN":2,"CLOSE":2}}}}"#
+                r#"{{"workload":"create","n":2,"seconds":1.0,"rpcs":5,"read_chunks":0,"write_chunks":0,"reply_chunks":0,"local_inv_needed":0,"pullup_copy_bytes":0,"fixup_copy_bytes":0,"marshalled":{marshalled},"marshalled_no_chunk":{marshalled},"trace_lost":0,"ops":{{"OPEN":2,"CLOSE":2}}}}"#
             )
         };
         // 4 operations, marshalled 4 or 6 times (retransmissions), sent 5
         // times (a backchannel reply): all fine.
         put("client-results.jsonl", &record(4));
-        assert!(Run::load(&dir).is_ok());
+        let run = Run::load(&dir).unwrap();
+        assert_eq!(
+            run.workloads[0].server_copies,
+            ServerCopies {
+                pullups: 1,
+                bytes: 48
+            }
+        );
+        assert_eq!(run.client_memory.receive_bytes_per_connection(), 65536);
+        assert_eq!(run.client_memory.mrs_per_connection(), 2.0);
+        // A lossy server trace, or a memory file without receive buffers,
+        // is no measurement.
+        put("server-copies-lost", "3\n");
+        assert!(Run::load(&dir)
+            .unwrap_err()
+            .ends_with("the server's trace lost 3 events"));
+        put("server-copies-lost", "0\n");
+        put(
+            "server-memory.json",
+            &memory.replace(r#""count":4"#, r#""count":0"#),
+        );
+        assert!(Run::load(&dir)
+            .unwrap_err()
+            .contains("0 receive buffers: not a measurement"));
+        put("server-memory.json", memory);
         put("client-results.jsonl", &record(6));
         assert!(Run::load(&dir).is_ok());
         // The marshal tracepoint was off: 0 marshalled, 0 without a chunk.

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The plot: explicit RDMA operations per 100 RPCs by inline threshold,
-//! one line per workload, as SVG (written here, no plotting library).
-//! The lines join the runs with rpcrdma_cm on both ends, the first run of
-//! each threshold; stock (no module on either end) is drawn as crosses.
+//! The plots, as SVG (written here, no plotting library): `plot.svg`,
+//! explicit RDMA operations per 100 RPCs by inline threshold, one line per
+//! workload; `plot-costs.svg`, what the thresholds cost beside what they
+//! save: memory per connection of each side, bytes copied per RPC, and the
+//! RDMA operations per RPC again. The lines join the runs with rpcrdma_cm
+//! on both ends, the first run of each threshold; stock (no module on
+//! either end) is drawn as crosses.
 
 use crate::model::Run;
 use crate::report::{io_kb, Row};
@@ -38,8 +41,23 @@ fn is_stock(run: &Run) -> bool {
     run.config.server_params.is_empty() && run.config.client_params.is_empty()
 }
 
-/// The series to draw, from the runs and their rows.
+/// The series of RDMA operations per 100 RPCs, from the runs and their
+/// rows.
 pub fn series(runs: &[Run], rows: &[Row]) -> Vec<Series> {
+    series_of(runs, rows, Row::rdma_ops_per_100)
+}
+
+/// The series of bytes copied per RPC (client and server together).
+pub fn copy_series(runs: &[Run], rows: &[Row]) -> Vec<Series> {
+    series_of(runs, rows, |r| {
+        let (c, s) = r.copied_per_rpc();
+        c + s
+    })
+}
+
+/// The runs a line joins: with rpcrdma_cm, the first of each threshold,
+/// by threshold.
+fn plotted(runs: &[Run]) -> Vec<&Run> {
     let mut plotted: Vec<&Run> = Vec::new();
     for run in runs.iter().filter(|r| !is_stock(r)) {
         if !plotted.iter().any(|p| p.threshold() == run.threshold()) {
@@ -47,6 +65,45 @@ pub fn series(runs: &[Run], rows: &[Row]) -> Vec<Series> {
         }
     }
     plotted.sort_by_key(|r| r.threshold());
+    plotted
+}
+
+/// The memory series: per side, receive buffers and all transport
+/// kmalloc, KiB per connection.
+pub fn memory_series(runs: &[Run]) -> Vec<Series> {
+    type Value = fn(&Run) -> u64;
+    let lines: [(&str, Value); 4] = [
+        ("server, all kmalloc", |r| {
+            r.server_memory.kmalloc_bytes_per_connection()
+        }),
+        ("server, receive buffers", |r| {
+            r.server_memory.receive_bytes_per_connection()
+        }),
+        ("client, all kmalloc", |r| {
+            r.client_memory.kmalloc_bytes_per_connection()
+        }),
+        ("client, receive buffers", |r| {
+            r.client_memory.receive_bytes_per_connection()
+        }),
+    ];
+    let on_lines = plotted(runs);
+    let stock = runs.iter().find(|r| is_stock(r));
+    lines
+        .iter()
+        .map(|(name, value)| {
+            let kib = |r: &Run| value(r) as f64 / 1024.0;
+            Series {
+                workload: (*name).into(),
+                points: on_lines.iter().map(|r| (r.threshold(), kib(r))).collect(),
+                stock: stock.map(|r| (r.threshold(), kib(r))),
+            }
+        })
+        .collect()
+}
+
+/// One value per row, as series by workload.
+fn series_of(runs: &[Run], rows: &[Row], value: impl Fn(&Row) -> f64) -> Vec<Series> {
+    let plotted = plotted(runs);
     let stock: Vec<&str> = runs
         .iter()
         .filter(|r| is_stock(r))
@@ -65,7 +122,7 @@ pub fn series(runs: &[Run], rows: &[Row]) -> Vec<Series> {
                 out.len() - 1
             }
         };
-        let point = (row.threshold, row.rdma_ops_per_100());
+        let point = (row.threshold, value(row));
         if stock.first() == Some(&row.config.as_str()) {
             out[i].stock = Some(point);
         } else if plotted.iter().any(|r| r.config.name == row.config) {
@@ -109,8 +166,49 @@ fn style(workload: &str, index: usize) -> (&'static str, &'static str) {
     }
 }
 
-/// The SVG document.
-pub fn svg(series: &[Series], title: &str) -> String {
+/// The three panels of `plot-costs.svg`, one above the other: memory per
+/// connection, bytes copied per RPC, RDMA operations per 100 RPCs.
+pub fn costs_svg(runs: &[Run], rows: &[Row]) -> String {
+    let n = runs.first().map_or(0, |r| r.config.n);
+    let conns = runs.first().map_or(0, |r| r.client_memory.connections);
+    let panels = [
+        svg(
+            &memory_series(runs),
+            &format!("Cost: transport memory per connection ({conns} connections per run)"),
+            "KiB per connection",
+        ),
+        svg(
+            &copy_series(runs, rows),
+            &format!("Cost: bytes copied per RPC, client + server (N = {n})"),
+            "bytes copied per RPC",
+        ),
+        svg(
+            &series(runs, rows),
+            &format!("Saving: explicit RDMA READ + WRITE per 100 RPCs (N = {n})"),
+            "RDMA operations per 100 RPCs",
+        ),
+    ];
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{0}" viewBox="0 0 {W} {0}">"#,
+        H * 3.0
+    );
+    for (i, p) in panels.iter().enumerate() {
+        // Each panel is a complete document; nested, it is placed by y.
+        let _ = write!(
+            s,
+            "{}",
+            p.replacen("<svg ", &format!("<svg y=\"{}\" ", H * i as f64), 1)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The SVG document: SERIES by threshold under TITLE, the y axis named
+/// Y_LABEL.
+pub fn svg(series: &[Series], title: &str, y_label: &str) -> String {
     let mut thresholds: Vec<u32> = series
         .iter()
         .flat_map(|s| s.points.iter().chain(s.stock.iter()).map(|p| p.0))
@@ -177,8 +275,9 @@ pub fn svg(series: &[Series], title: &str) -> String {
     );
     let _ = writeln!(
         s,
-        r#"<text transform="translate(22 {}) rotate(-90)" text-anchor="middle">explicit RDMA READ + WRITE operations per 100 RPCs</text>"#,
-        (TOP + BOTTOM) / 2.0
+        r#"<text transform="translate(22 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        (TOP + BOTTOM) / 2.0,
+        escape(y_label)
     );
     // Lines, points, stock crosses and the legend.
     for (i, se) in series.iter().enumerate() {
@@ -248,6 +347,63 @@ mod tests {
     use super::*;
 
     #[test]
+    fn costs_plot_has_three_panels_with_memory_by_side() {
+        let mut runs = Vec::new();
+        for (name, thr, stock) in [
+            ("stock-4k", 4096u32, true),
+            ("cm-1k", 1024, false),
+            ("cm-64k", 65536, false),
+        ] {
+            let neg = crate::model::Negotiated {
+                send_threshold: thr,
+                recv_threshold: thr,
+                remote_invalidation: false,
+            };
+            let mem = |count: u64| crate::model::Memory {
+                connections: 4,
+                receive_buffers: crate::model::ReceiveBuffers {
+                    count,
+                    size: thr.into(),
+                    bytes: count * u64::from(thr),
+                },
+                rpcrdma_kmalloc_bytes: count * u64::from(thr),
+                ..Default::default()
+            };
+            runs.push(Run {
+                config: crate::model::Config {
+                    name: name.into(),
+                    description: String::new(),
+                    server_params: if stock { String::new() } else { "-".into() },
+                    client_params: String::new(),
+                    n: 5,
+                },
+                client: neg,
+                server: neg,
+                workloads: Vec::new(),
+                client_memory: mem(4 * 65),
+                server_memory: mem(4 * 144),
+            });
+        }
+        let m = memory_series(&runs);
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[1].workload, "server, receive buffers");
+        // 144 buffers per connection: 144 KiB at 1 KB, 9216 KiB at 64 KB.
+        assert_eq!(m[1].points, vec![(1024, 144.0), (65536, 9216.0)]);
+        assert_eq!(m[1].stock, Some((4096, 576.0)));
+        let doc = costs_svg(&runs, &[]);
+        assert!(doc.starts_with("<svg ") && doc.ends_with("</svg>\n"));
+        assert_eq!(doc.matches("<svg ").count(), 4);
+        assert!(doc.contains(r#"<svg y="1120" "#));
+        for label in [
+            "KiB per connection",
+            "bytes copied per RPC",
+            ">client, receive buffers<",
+        ] {
+            assert!(doc.contains(label), "{label}");
+        }
+    }
+
+    #[test]
     fn y_limits_are_round() {
         assert_eq!(y_limit(0.0), 10.0);
         assert_eq!(y_limit(10.0), 10.0);
@@ -270,7 +426,7 @@ mod tests {
                 stock: Some((4096, 50.0)),
             },
         ];
-        let doc = svg(&series, "a <title>");
+        let doc = svg(&series, "a <title>", "ops");
         assert!(doc.starts_with("<svg "));
         assert!(doc.ends_with("</svg>\n"));
         assert_eq!(doc.matches("<polyline ").count(), 2);

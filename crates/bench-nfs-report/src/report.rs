@@ -4,7 +4,7 @@
 //! where each stands, the connect cost, as Markdown and CSV.
 
 use crate::capture::WireCounts;
-use crate::model::{ClientRecord, Run};
+use crate::model::{Memory, Run, Workload};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -35,6 +35,11 @@ pub struct Row {
     pub reply_chunks: u64,
     /// The client's LocalInv.
     pub local_inv: u64,
+    /// Bytes the client copied (pullup into send buffers and fixup out of
+    /// receive buffers, mountstats).
+    pub client_copy_bytes: u64,
+    /// Bytes the server copied into its send buffers (svcrdma_send_pullup).
+    pub server_copy_bytes: u64,
     /// The capture's counts.
     pub wire: WireCounts,
     /// TCG wall time of the operations, seconds.
@@ -45,7 +50,8 @@ pub struct Row {
 
 impl Row {
     /// Build a row from a run's workload.
-    pub fn new(run: &Run, r: &ClientRecord, w: &WireCounts) -> Self {
+    pub fn new(run: &Run, workload: &Workload) -> Self {
+        let (r, w) = (&workload.client, &workload.wire);
         Row {
             workload: r.workload.clone(),
             config: run.config.name.clone(),
@@ -59,6 +65,8 @@ impl Row {
             write_chunks: r.write_chunks,
             reply_chunks: r.reply_chunks,
             local_inv: r.local_inv_needed,
+            client_copy_bytes: r.pullup_copy_bytes + r.fixup_copy_bytes,
+            server_copy_bytes: workload.server_copies.bytes,
             wire: *w,
             seconds: r.seconds,
             ops: r.ops.clone(),
@@ -78,6 +86,15 @@ impl Row {
     /// Bytes on the wire per RPC.
     pub fn bytes_per_rpc(&self) -> f64 {
         ratio(self.wire.bytes, self.rpcs)
+    }
+
+    /// Bytes the client and the server copied per RPC (transport copies
+    /// between RPC pages and send or receive buffers).
+    pub fn copied_per_rpc(&self) -> (f64, f64) {
+        (
+            ratio(self.client_copy_bytes, self.rpcs),
+            ratio(self.server_copy_bytes, self.rpcs),
+        )
     }
 
     /// TCG wall time per RPC, milliseconds.
@@ -145,6 +162,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ("SEND+Inv", "RC SEND_WITH_INVALIDATE packets (BTH 22, 23)"),
     ("LocalInv", "the client's local_inv_needed (mountstats)"),
     ("wire B/RPC", "RoCEv2 bytes on the wire (both directions) per RPC"),
+    ("copied B/RPC", "bytes the client / the server copied per RPC between the RPC's pages and a send or receive buffer (client: mountstats pullup_copy_count + fixup_copy_count; server: rpcrdma:svcrdma_send_pullup)"),
     ("RDMA ops/100 RPCs", "explicit RDMA READ+WRITE operations per 100 RPCs"),
     ("TCG ms/RPC", "wall time per RPC under TCG (emulation, not hardware)"),
 ];
@@ -177,6 +195,7 @@ fn cells(r: &Row) -> Vec<String> {
         r.wire.send_with_invalidate_packets.to_string(),
         r.local_inv.to_string(),
         format!("{:.0}", r.bytes_per_rpc()),
+        format!("{:.0}/{:.0}", r.copied_per_rpc().0, r.copied_per_rpc().1),
         format!("{:.0}", r.rdma_ops_per_100()),
         format!("{:.0}", r.ms_per_rpc()),
     ]
@@ -187,17 +206,17 @@ fn cells(r: &Row) -> Vec<String> {
 pub fn rows(runs: &[Run]) -> Vec<Row> {
     let mut order: Vec<String> = Vec::new();
     for run in runs {
-        for (r, _) in &run.workloads {
-            if !order.contains(&r.workload) {
-                order.push(r.workload.clone());
+        for w in &run.workloads {
+            if !order.contains(&w.client.workload) {
+                order.push(w.client.workload.clone());
             }
         }
     }
     let mut out = Vec::new();
     for w in &order {
         for run in runs {
-            for (r, wire) in run.workloads.iter().filter(|(r, _)| &r.workload == w) {
-                out.push(Row::new(run, r, wire));
+            for x in run.workloads.iter().filter(|x| &x.client.workload == w) {
+                out.push(Row::new(run, x));
             }
         }
     }
@@ -229,13 +248,14 @@ pub fn csv(rows: &[Row]) -> String {
     let mut t = String::from(
         "workload,config,threshold,client_ri,n,rpcs,marshalled,no_chunk,read_chunks,write_chunks,\
          reply_chunks,rdma_read_ops,rdma_read_bytes,rdma_write_ops,rdma_write_bytes,send_packets,\
-         send_with_invalidate_packets,local_inv_needed,wire_packets,wire_bytes,tcg_seconds\n",
+         send_with_invalidate_packets,local_inv_needed,wire_packets,wire_bytes,tcg_seconds,\
+         client_copy_bytes,server_copy_bytes\n",
     );
     for r in rows {
         let w = &r.wire;
         let _ = writeln!(
             t,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{},{}",
             r.workload,
             r.config,
             r.threshold,
@@ -256,8 +276,93 @@ pub fn csv(rows: &[Row]) -> String {
             r.local_inv,
             w.packets,
             w.bytes,
-            r.seconds
+            r.seconds,
+            r.client_copy_bytes,
+            r.server_copy_bytes
         );
+    }
+    t
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.0}", bytes as f64 / 1024.0)
+}
+
+/// One side's cells of the memory table: receive buffers per connection
+/// (count x size = KiB), transport kmalloc KiB per connection, MemFree's
+/// fall per connection, MRs per connection, connections per GiB.
+fn memory_cells(m: &Memory) -> [String; 5] {
+    [
+        format!(
+            "{} x {} = {}",
+            m.receive_buffers_per_connection(),
+            size(u32::try_from(m.receive_buffers.size).unwrap_or(u32::MAX)),
+            kib(m.receive_bytes_per_connection())
+        ),
+        kib(m.kmalloc_bytes_per_connection()),
+        format!("{:.0}", m.memfree_drop_per_connection() as f64 / 1024.0),
+        format!("{:.1}", m.mrs_per_connection()),
+        m.connections_per_gib().to_string(),
+    ]
+}
+
+/// The memory table: per configuration and side, what the transport
+/// keeps per connection (the memory phase of each run).
+pub fn memory_table(runs: &[Run]) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "| config | thr | side | receive buffers (count x size = KiB) | transport kmalloc KiB | MemFree drop KiB | MRs | connections per GiB |"
+    );
+    let _ = writeln!(t, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+    for run in runs {
+        for (side, m) in [
+            ("client", &run.client_memory),
+            ("server", &run.server_memory),
+        ] {
+            let _ = writeln!(
+                t,
+                "| {} | {} | {side} | {} |",
+                run.config.name,
+                size(run.threshold()),
+                memory_cells(m).join(" | ")
+            );
+        }
+    }
+    t
+}
+
+/// The memory figures as CSV (`memory.csv`): one row per configuration
+/// and side, bytes per connection.
+pub fn memory_csv(runs: &[Run]) -> String {
+    let mut t = String::from(
+        "config,threshold,side,connections,receive_buffers,receive_buffer_size,receive_bytes,\
+         rpcrdma_kmalloc_bytes,rdma_stack_kmalloc_bytes,kmalloc_bytes,memfree_drop_bytes,mrs,\
+         connections_per_gib\n",
+    );
+    for run in runs {
+        for (side, m) in [
+            ("client", &run.client_memory),
+            ("server", &run.server_memory),
+        ] {
+            let c = m.connections.max(1);
+            let _ = writeln!(
+                t,
+                "{},{},{side},{},{},{},{},{},{},{},{},{:.1},{}",
+                run.config.name,
+                run.threshold(),
+                m.connections,
+                m.receive_buffers_per_connection(),
+                m.receive_buffers.size,
+                m.receive_bytes_per_connection(),
+                m.rpcrdma_kmalloc_bytes / c,
+                m.rdma_stack_kmalloc_bytes / c,
+                m.kmalloc_bytes_per_connection(),
+                m.memfree_drop_per_connection(),
+                m.mrs_per_connection(),
+                m.connections_per_gib()
+            );
+        }
     }
     t
 }
@@ -636,6 +741,21 @@ pub fn markdown(
     for (name, what) in COLUMNS {
         let _ = writeln!(t, "- {name}: {what}");
     }
+    let conns = runs.first().map_or(0, |r| r.client_memory.connections);
+    let _ = writeln!(
+        t,
+        "\nMemory per connection ({conns} connections (nconnect) opened after the workloads; \
+         what each side's transport allocated with kmalloc and kept, from the kernel's \
+         kmem:kmalloc/kfree trace; MemFree's fall, after cache drops, as the coarse cross-check; \
+         memory regions from `rdma resource show`):\n"
+    );
+    t.push_str(&memory_table(runs));
+    let _ = writeln!(
+        t,
+        "\nConnections per GiB: 1 GiB over the transport kmalloc per connection \
+         (receive buffers and the rest of rpcrdma's and the RDMA stack's allocations; \
+         the provider's queues, vmalloc'd by rxe and in device memory on hardware, are not in it)."
+    );
     if let Some(c) = cost {
         let _ = writeln!(
             t,
@@ -690,7 +810,24 @@ pub fn markdown(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Config, Negotiated};
+    use crate::model::{ClientRecord, Config, Negotiated, ReceiveBuffers, ServerCopies};
+
+    fn memory(count: u64, size: u64, kmalloc: u64) -> Memory {
+        Memory {
+            connections: 4,
+            receive_buffers: ReceiveBuffers {
+                count,
+                size,
+                bytes: count * size,
+            },
+            rpcrdma_kmalloc_bytes: kmalloc,
+            rdma_stack_kmalloc_bytes: 4096,
+            memfree_drop_bytes: 8 << 20,
+            rdma_resources_before: [("mr".to_string(), 2)].into(),
+            rdma_resources_after: [("mr".to_string(), 10)].into(),
+            ..Default::default()
+        }
+    }
 
     fn run(name: &str, thr: u32, ri: bool, recs: Vec<(ClientRecord, WireCounts)>) -> Run {
         let neg = Negotiated {
@@ -708,7 +845,19 @@ mod tests {
             },
             client: neg,
             server: neg,
-            workloads: recs,
+            workloads: recs
+                .into_iter()
+                .map(|(client, wire)| Workload {
+                    server_copies: ServerCopies {
+                        pullups: client.rpcs,
+                        bytes: client.rpcs * 100,
+                    },
+                    client,
+                    wire,
+                })
+                .collect(),
+            client_memory: memory(4 * 65, u64::from(thr), 4 * 65 * u64::from(thr) + 4096),
+            server_memory: memory(4 * 144, u64::from(thr), 4 * 144 * u64::from(thr) + 8192),
         }
     }
 
@@ -722,6 +871,8 @@ mod tests {
             write_chunks: write,
             reply_chunks: reply,
             local_inv_needed: inv,
+            pullup_copy_bytes: rpcs * 10,
+            fixup_copy_bytes: write * 8192,
             marshalled: rpcs,
             marshalled_no_chunk: no_chunk,
             trace_lost: 0,
@@ -791,16 +942,40 @@ mod tests {
         let t = markdown_table(&r[..1]);
         assert_eq!(
             t,
-            "| workload | config | thr | RI | RPCs | no chunk | R/W/Reply seg | RDMA READ | RDMA WRITE | SEND | SEND+Inv | LocalInv | wire B/RPC | RDMA ops/100 RPCs | TCG ms/RPC |\n\
-             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n\
-             | create | stock-4k | 4K | off | 20 | 50.0 % | 0/0/10 | 0/0 | 10/80 | 20 | 0 | 0 | 200 | 50 | 50 |\n"
+            "| workload | config | thr | RI | RPCs | no chunk | R/W/Reply seg | RDMA READ | RDMA WRITE | SEND | SEND+Inv | LocalInv | wire B/RPC | copied B/RPC | RDMA ops/100 RPCs | TCG ms/RPC |\n\
+             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n\
+             | create | stock-4k | 4K | off | 20 | 50.0 % | 0/0/10 | 0/0 | 10/80 | 20 | 0 | 0 | 200 | 10/100 | 50 | 50 |\n"
         );
         let c = csv(&r[1..2]);
         assert_eq!(
             c.lines().nth(1).unwrap(),
-            "create,cm-64k,65536,1,10,20,20,20,0,0,0,0,0,0,0,20,0,0,10,2000,1.000"
+            "create,cm-64k,65536,1,10,20,20,20,0,0,0,0,0,0,0,20,0,0,10,2000,1.000,200,2000"
         );
         assert_eq!(c.lines().count(), 2);
+    }
+
+    #[test]
+    fn memory_per_connection_table_and_csv() {
+        let runs = sample();
+        let t = memory_table(&runs);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 2 + 2 * runs.len());
+        // 144 receive buffers of 64 KB per connection on the server: 9 MiB;
+        // plus 2 KiB of other kmalloc per connection and 1 KiB of the stack.
+        assert_eq!(
+            lines[5],
+            "| cm-64k | 64K | server | 144 x 64K = 9216 | 9219 | 2048 | 2.0 | 113 |"
+        );
+        assert_eq!(
+            lines[2],
+            "| stock-4k | 4K | client | 65 x 4K = 260 | 262 | 2048 | 2.0 | 4002 |"
+        );
+        let c = memory_csv(&runs);
+        assert_eq!(
+            c.lines().nth(4).unwrap(),
+            "cm-64k,65536,server,4,144,65536,9437184,9439232,1024,9440256,2097152,2.0,113"
+        );
+        assert_eq!(c.lines().count(), 1 + 2 * runs.len());
     }
 
     #[test]
@@ -813,7 +988,8 @@ mod tests {
         assert_eq!(t[2].status, "not measured");
         // A chunk and an RDMA WRITE at 64 KB, LocalInv with RI.
         let mut runs = sample();
-        runs[1].workloads[1] = (rec("read-8k", 10, 9, 0, 1, 1), wire(1, 90000));
+        runs[1].workloads[1].client = rec("read-8k", 10, 9, 0, 1, 1);
+        runs[1].workloads[1].wire = wire(1, 90000);
         let t = targets(&rows(&runs));
         assert_eq!(t[0].status, "missed");
         assert_eq!(t[0].detail, "1 of 2: read-8k cm-64k 90.0 %");
