@@ -3,6 +3,7 @@
 //! Argument parsing, golden text and JSON of the subcommands.
 
 use super::*;
+use crate::report::parse_hex;
 use clap::CommandFactory;
 
 /// Parse `args` (without the program name) and run the subcommand; returns
@@ -274,9 +275,9 @@ fn ping_arguments() {
     };
     assert_eq!(
         (p.count, p.interval, p.program_version, p.program),
-        (100, 0.0, 4, rpc::NFS_PROGRAM)
+        (100, 0.0, 4, crate::oncrpc::NFS_PROGRAM)
     );
-    assert_eq!(p.transport, rpc::Transport::Tcp);
+    assert_eq!(p.transport, ping::Transport::Tcp);
     for bad in [
         &["ping"][..],
         &["ping", "-c", "0", "h"],
@@ -313,4 +314,14 @@ fn man_pages_carry_examples_and_exit_status() {
     }
     assert!(!dir.join("rpcrdma-cm-man.1").exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The private data arguments of `probe h ARGS`.
+pub(crate) fn pdata_args(args: &[&str]) -> crate::args::PrivateDataArgs {
+    use clap::Parser;
+    let argv = ["rpcrdma-cm", "probe", "h"].iter().chain(args.iter());
+    match crate::Cli::try_parse_from(argv).unwrap().command {
+        crate::Command::Probe(p) => p.pdata,
+        _ => unreachable!(),
+    }
 }

@@ -5,7 +5,8 @@
 //! `rust/rpcrdma_cm_main.rs`: one line of `key=value` pairs per connection,
 //! one line `ROLE key=value...` of counters per role).
 
-use crate::{emit, json, Exit, Failure};
+use crate::error::{Context, Exit, Failure};
+use crate::output::{emit, json};
 use clap::Args;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -318,7 +319,9 @@ pub(crate) fn read(dir: &Path) -> Result<Status, Failure> {
         })
     };
     let (c, s) = (file("connections")?, file("stats")?);
-    parse(dir, &c, &s).map_err(|e| Failure::peer(format!("{}: {e}", dir.display())))
+    parse(dir, &c, &s)
+        .map_err(Failure::peer)
+        .context(dir.display())
 }
 
 /// `send/recv` of `s`, or `-`.

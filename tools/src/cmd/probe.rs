@@ -1,72 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! RDMA subcommands: `probe` (what an RPC-over-RDMA listener answers to
-//! this side's CM private data) and the RDMA transport of `ping` (RPC-over-
-//! RDMA Version One `RDMA_MSG` with empty chunk lists, RFC 8166). The verbs
-//! and CM calls are in the `rdmacm-sys` crate; every protocol decision is
-//! the protocol core's.
+//! `rpcrdma-cm probe`: what an RPC-over-RDMA listener answers to this
+//! side's CM private data: the Accept or the reject, held open, repeated
+//! and timed, or one NFSv4.0 READ without chunks (`--read`).
 
+use crate::args::{positive_seconds, resolve, seconds, PrivateDataArgs};
+use crate::cmd::conform::{Answer, Refusal, Session};
+use crate::error::{Context, Exit, Failure};
+use crate::nfs4::read_compound;
+use crate::output::{emit, json};
 use crate::report::{hex, LocalReport, NegotiatedReport, PrivateDataReport};
-use crate::rpc::{CallError, RpcTransport};
-use crate::{emit, json, Exit, Failure, LimitArgs, Octets};
+use crate::transport::rdma::NFS_RDMA_PORT;
 use clap::Args;
-use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError, MAX_REQ_PRIVATE_DATA};
+use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError};
 use rpcrdma_cm_proto::cm_private::{negotiate, LocalLimits, PrivateMessage};
-use rpcrdma_cm_proto::rpcrdma_header::{encode_msg, Body, Header, MSG_HEADER_LEN};
 use serde::Serialize;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-
-/// The NFS over RDMA port (RFC 5667 section 6 / RFC 8267).
-pub(crate) const NFS_RDMA_PORT: u16 = 20049;
-
-/// Receives posted for replies, and the credits requested.
-const RECEIVES: u32 = 4;
-
-/// What this side sends as private data.
-#[derive(Args, Debug, Clone)]
-pub(crate) struct PrivateDataArgs {
-    /// This side's limits, advertised as RFC 8797 private data.
-    #[command(flatten)]
-    pub limits: LimitArgs,
-    /// Send these octets (hex, at most 56) as private data instead.
-    #[arg(long, value_name = "HEX", value_parser = crate::octets, conflicts_with = "no_pdata")]
-    pub pdata: Option<Octets>,
-    /// Send no private data.
-    #[arg(long)]
-    pub no_pdata: bool,
-}
-
-impl PrivateDataArgs {
-    /// The octets to send (`None`: none) and the limits this side then
-    /// negotiates with: its own if it sends a conforming message, the RFC
-    /// 8797 default otherwise (the peer assumes the default then).
-    pub fn choose(&self) -> Result<(Option<Vec<u8>>, LocalLimits), Failure> {
-        let sent = if self.no_pdata {
-            None
-        } else if let Some(Octets(p)) = &self.pdata {
-            if p.len() > MAX_REQ_PRIVATE_DATA {
-                return Err(Failure::usage(format!(
-                    "--pdata: {} octets, the RDMA CM carries at most {MAX_REQ_PRIVATE_DATA}",
-                    p.len()
-                )));
-            }
-            Some(p.clone())
-        } else {
-            Some(self.limits.limits().advertisement().encode().to_vec())
-        };
-        let effective = match PrivateMessage::decode(sent.as_deref().unwrap_or(&[])) {
-            Ok(m) => LocalLimits {
-                max_send: m.max_send,
-                max_recv: m.max_recv,
-                remote_invalidation: m.flags.remote_invalidation(),
-            },
-            Err(_) => LocalLimits::RFC_DEFAULT,
-        };
-        Ok((sent, effective))
-    }
-}
 
 /// Arguments of `probe`.
 #[derive(Args, Debug)]
@@ -77,7 +28,7 @@ pub(crate) struct ProbeArgs {
     #[command(flatten)]
     pub pdata: PrivateDataArgs,
     /// Seconds allowed for resolving, connecting and disconnecting.
-    #[arg(long, short = 'W', default_value_t = 5.0, value_parser = crate::rpc::positive_seconds)]
+    #[arg(long, short = 'W', default_value_t = 5.0, value_parser = positive_seconds)]
     pub timeout: f64,
     /// Connect and disconnect this many times, one after the other, and
     /// print how long connecting and disconnecting took instead of the
@@ -88,7 +39,7 @@ pub(crate) struct ProbeArgs {
     /// Keep the connection up to SECONDS after printing the report (or
     /// until the responder disconnects), so that its state can be read
     /// meanwhile; then disconnect (exit 1 if that fails).
-    #[arg(long, value_name = "SECONDS", conflicts_with = "count", value_parser = crate::rpc::seconds)]
+    #[arg(long, value_name = "SECONDS", conflicts_with = "count", value_parser = seconds)]
     pub hold: Option<f64>,
     /// Once connected, send one NFSv4.0 COMPOUND (PUTROOTFH, LOOKUP FILE,
     /// READ COUNT octets with the anonymous stateid) without any chunk, so
@@ -231,62 +182,6 @@ pub(crate) struct ProbeReport {
     pub read: Option<ReadReport>,
 }
 
-/// How the server answered `probe --read`.
-#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ReadReport {
-    /// The file read.
-    pub file: String,
-    /// The octets asked for.
-    pub count: u32,
-    /// The RPC-over-RDMA procedure of the answer: 0 RDMA_MSG, 1
-    /// RDMA_NOMSG, 4 RDMA_ERROR; `None` if none came.
-    pub procedure: Option<u32>,
-    /// The RDMA_ERROR code (2 ERR_CHUNK), 0 otherwise.
-    pub error: u32,
-    /// Octets of the Send that carried the answer.
-    pub len: usize,
-    /// The COMPOUND's NFS status of an inline Reply.
-    pub nfs_status: Option<u32>,
-    /// The answer in words.
-    pub reply: String,
-}
-
-impl ReadReport {
-    /// The report of `answer` to a READ of `count` octets of `file`.
-    pub fn new(file: &str, count: u32, answer: &crate::conform::Answer) -> Self {
-        use crate::conform::Answer;
-        let (procedure, error, len, nfs_status) = match answer {
-            Answer::Inline { len, status, .. } => (Some(0), 0, *len, *status),
-            Answer::InChunk { .. } => (Some(1), 0, 0, None),
-            Answer::ErrChunk { len, .. } => (Some(4), 2, *len, None),
-            Answer::InvalidateRefused | Answer::Other(_) => (None, 0, 0, None),
-        };
-        ReadReport {
-            file: file.into(),
-            count,
-            procedure,
-            error,
-            len,
-            nfs_status,
-            reply: answer.describe(),
-        }
-    }
-}
-
-/// clap value parser for `--read FILE:COUNT`.
-fn read_spec(s: &str) -> Result<(String, u32), String> {
-    let (file, count) = s
-        .rsplit_once(':')
-        .ok_or_else(|| format!("'{s}' is not FILE:COUNT"))?;
-    if file.is_empty() || file.contains('/') {
-        return Err(format!("'{file}': a file name in the server's NFSv4 root"));
-    }
-    let count = count
-        .parse()
-        .map_err(|_| format!("'{count}' is not an octet count"))?;
-    Ok((file.into(), count))
-}
-
 impl ProbeReport {
     /// The text form.
     pub fn render(&self) -> String {
@@ -333,6 +228,62 @@ impl ProbeReport {
             Exit::Peer
         }
     }
+}
+
+/// How the server answered `probe --read`.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReadReport {
+    /// The file read.
+    pub file: String,
+    /// The octets asked for.
+    pub count: u32,
+    /// The RPC-over-RDMA procedure of the answer: 0 RDMA_MSG, 1
+    /// RDMA_NOMSG, 4 RDMA_ERROR; `None` if none came.
+    pub procedure: Option<u32>,
+    /// The RDMA_ERROR code (2 ERR_CHUNK), 0 otherwise.
+    pub error: u32,
+    /// Octets of the Send that carried the answer.
+    pub len: usize,
+    /// The COMPOUND's NFS status of an inline Reply.
+    pub nfs_status: Option<u32>,
+    /// The answer in words.
+    pub reply: String,
+}
+
+impl ReadReport {
+    /// The report of `answer` to a READ of `count` octets of `file`.
+    pub fn new(file: &str, count: u32, answer: &Answer) -> Self {
+        use crate::conform::Answer;
+        let (procedure, error, len, nfs_status) = match answer {
+            Answer::Inline { len, status, .. } => (Some(0), 0, *len, *status),
+            Answer::InChunk { .. } => (Some(1), 0, 0, None),
+            Answer::ErrChunk { len, .. } => (Some(4), 2, *len, None),
+            Answer::InvalidateRefused | Answer::Other(_) => (None, 0, 0, None),
+        };
+        ReadReport {
+            file: file.into(),
+            count,
+            procedure,
+            error,
+            len,
+            nfs_status,
+            reply: answer.describe(),
+        }
+    }
+}
+
+/// clap value parser for `--read FILE:COUNT`.
+fn read_spec(s: &str) -> Result<(String, u32), String> {
+    let (file, count) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("'{s}' is not FILE:COUNT"))?;
+    if file.is_empty() || file.contains('/') {
+        return Err(format!("'{file}': a file name in the server's NFSv4 root"));
+    }
+    let count = count
+        .parse()
+        .map_err(|_| format!("'{count}' is not an octet count"))?;
+    Ok((file.into(), count))
 }
 
 /// Build the probe report from what happened.
@@ -399,16 +350,10 @@ pub(crate) fn probe_report(
     }
 }
 
-/// Resolve for RDMA: numeric addresses only are useful to the RDMA CM,
-/// but names resolve too.
-fn resolve(target: &str) -> Result<SocketAddr, Failure> {
-    crate::rpc::resolve(target, NFS_RDMA_PORT)
-}
-
 /// `rpcrdma-cm probe`.
 pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
     let (sent, effective) = args.pdata.choose()?;
-    let addr = resolve(&args.target)?;
+    let addr = resolve(&args.target, NFS_RDMA_PORT)?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let opts = ConnectOptions {
         private_data: sent.clone(),
@@ -450,7 +395,6 @@ fn probe_read(
     count: u32,
     out: &mut dyn Write,
 ) -> Result<Exit, Failure> {
-    use crate::conform::{read_compound, Refusal, Session};
     let timeout = Duration::from_secs_f64(args.timeout);
     let mut s = match Session::open(addr, sent.as_deref(), timeout) {
         Ok(s) => s,
@@ -510,7 +454,7 @@ fn probe_held(
         Ok(false) => conn.close(opts.timeout),
         Err(e) => Err(e),
     };
-    closed.map_err(|e| Failure::peer(format!("probe {addr}: disconnect after holding: {e}")))?;
+    closed.context(format!("probe {addr}: disconnect after holding"))?;
     Ok(r.exit())
 }
 
@@ -566,221 +510,12 @@ fn probe_repeated(
     Ok(Exit::Ok)
 }
 
-/// What a received message means for the call `xid`.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Received<'a> {
-    /// The RPC reply to the call, inline.
-    Reply(&'a [u8]),
-    /// A message for another xid (a late reply).
-    Other,
-}
-
-/// Interpret a received RPC-over-RDMA message for the call `xid`; `Err`
-/// says why the connection cannot go on.
-pub(crate) fn interpret(msg: &[u8], xid: u32) -> Result<Received<'_>, String> {
-    let h = Header::decode(msg).map_err(|e| format!("malformed transport header: {e}"))?;
-    if h.xid != xid {
-        return Ok(Received::Other);
-    }
-    match h.body {
-        Body::Msg {
-            chunks,
-            payload_offset,
-        } if chunks.is_empty() => Ok(Received::Reply(&msg[payload_offset..])),
-        Body::Msg { chunks, .. } => Err(format!(
-            "RDMA_MSG reply with chunks this call did not offer: {chunks:?}"
-        )),
-        Body::NoMsg { .. } => Err(
-            "RDMA_NOMSG: the responder put the reply in a Reply chunk, which this call did not offer"
-                .into(),
-        ),
-        Body::Done => Err("RDMA_DONE instead of a reply".into()),
-        Body::Error(e) => Err(format!("RDMA_ERROR {e}")),
-    }
-}
-
-/// RPC-over-RDMA Version One over a connected QP.
-pub(crate) struct RdmaTransport {
-    /// The connection (`None` once disconnected).
-    conn: Option<Connection>,
-    /// The send threshold: no call may be larger.
-    send_threshold: usize,
-}
-
-/// The transport details a ping reports.
-#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RdmaConnectionReport {
-    /// What this side sent, hex.
-    pub sent: Option<String>,
-    /// What the responder sent.
-    pub received: PrivateDataReport,
-    /// What this side uses.
-    pub negotiated: NegotiatedReport,
-}
-
-impl RdmaTransport {
-    /// Connect to `addr` with the chosen private data, negotiate, and post
-    /// receives sized to the receive threshold.
-    pub fn connect(
-        addr: SocketAddr,
-        pdata: &PrivateDataArgs,
-        timeout: Duration,
-    ) -> Result<(Self, RdmaConnectionReport), Failure> {
-        let (sent, effective) = pdata.choose()?;
-        let opts = ConnectOptions {
-            private_data: sent.clone(),
-            timeout,
-            max_recv: RECEIVES,
-        };
-        let accepted =
-            Connection::connect(addr, &opts).map_err(|e| Failure::peer(format!("connect: {e}")))?;
-        let decoded = PrivateMessage::decode(&accepted.private_data);
-        let n = negotiate(&effective, &decoded);
-        let mut conn = accepted.connection;
-        conn.post_receives(RECEIVES, n.recv_threshold.bytes() as usize)
-            .map_err(|e| Failure::peer(format!("post receives: {e}")))?;
-        Ok((
-            RdmaTransport {
-                conn: Some(conn),
-                send_threshold: n.send_threshold.bytes() as usize,
-            },
-            RdmaConnectionReport {
-                sent: sent.as_deref().map(hex),
-                received: PrivateDataReport::from_decoded(&accepted.private_data, &decoded),
-                negotiated: n.into(),
-            },
-        ))
-    }
-
-    /// Disconnect.
-    pub fn disconnect(&mut self, timeout: Duration) -> Result<(), String> {
-        match self.conn.take() {
-            Some(c) => c.disconnect(timeout).map_err(|e| e.to_string()),
-            None => Ok(()),
-        }
-    }
-}
-
-impl RpcTransport for RdmaTransport {
-    fn call(&mut self, xid: u32, call: &[u8], deadline: Instant) -> Result<Vec<u8>, CallError> {
-        let conn = self
-            .conn
-            .as_mut()
-            .ok_or_else(|| CallError::Fatal("not connected".into()))?;
-        let mut msg = vec![0u8; MSG_HEADER_LEN];
-        encode_msg(xid, RECEIVES, &mut msg)
-            .ok_or_else(|| CallError::Fatal("cannot encode the header".into()))?;
-        msg.extend_from_slice(call);
-        if msg.len() > self.send_threshold {
-            return Err(CallError::Fatal(format!(
-                "the call ({} octets) exceeds the send threshold {}",
-                msg.len(),
-                self.send_threshold
-            )));
-        }
-        let fatal = |e: RdmaError| match e {
-            RdmaError::Timeout { .. } => CallError::Timeout,
-            e => CallError::Fatal(e.to_string()),
-        };
-        conn.send(&msg, self.send_threshold, deadline)
-            .map_err(fatal)?;
-        loop {
-            let m = conn.receive(deadline).map_err(fatal)?;
-            match interpret(&m, xid) {
-                Ok(Received::Reply(r)) => return Ok(r.to_vec()),
-                Ok(Received::Other) => continue,
-                Err(why) => return Err(CallError::Fatal(why)),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::pdata_args;
+
     use crate::tests::cli;
-
-    fn words(v: &[u32]) -> Vec<u8> {
-        v.iter().flat_map(|x| x.to_be_bytes()).collect()
-    }
-
-    #[test]
-    fn interpret_replies() {
-        let mut m = words(&[7, 1, 32, 0, 0, 0, 0]);
-        m.extend_from_slice(&words(&[7, 1, 0, 0, 0, 0]));
-        assert_eq!(interpret(&m, 7), Ok(Received::Reply(&m[28..])));
-        assert_eq!(interpret(&m, 8), Ok(Received::Other));
-        assert_eq!(
-            interpret(&words(&[7, 1, 1, 4, 1, 1, 1]), 7),
-            Err("RDMA_ERROR ERR_VERS (responder supports versions 1..1)".into())
-        );
-        assert_eq!(
-            interpret(&words(&[7, 1, 1, 4, 2]), 7),
-            Err("RDMA_ERROR ERR_CHUNK".into())
-        );
-        assert!(interpret(&words(&[7, 1, 1, 1, 0, 0, 1, 0]), 7)
-            .unwrap_err()
-            .starts_with("RDMA_NOMSG"));
-        assert!(interpret(&words(&[7, 1, 1, 0, 0, 0, 1, 0]), 7)
-            .unwrap_err()
-            .starts_with("RDMA_MSG reply with chunks"));
-        assert_eq!(
-            interpret(&words(&[7, 1, 1, 0, 0, 0]), 7),
-            Err("malformed transport header: header truncated in reply chunk: needs 28 octets, 24 received".into())
-        );
-        assert_eq!(
-            interpret(&words(&[7, 2, 1, 0, 0, 0, 0]), 7),
-            Err("malformed transport header: version 2, expected 1".into())
-        );
-        assert_eq!(
-            interpret(&words(&[7, 1, 1, 3]), 7),
-            Err("RDMA_DONE instead of a reply".into())
-        );
-    }
-
-    fn pdata_args(args: &[&str]) -> PrivateDataArgs {
-        use clap::Parser;
-        let argv = ["rpcrdma-cm", "probe", "h"].iter().chain(args.iter());
-        match crate::Cli::try_parse_from(argv).unwrap().command {
-            crate::Command::Probe(p) => p.pdata,
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn private_data_choice() {
-        let (sent, l) = pdata_args(&[]).choose().unwrap();
-        assert_eq!(hex(&sent.unwrap()), "f6ab0e1801010303");
-        assert_eq!(l.max_send.bytes(), 4096);
-        let (sent, l) = pdata_args(&["--send", "65536", "--no-ri"])
-            .choose()
-            .unwrap();
-        assert_eq!(hex(&sent.unwrap()), "f6ab0e1801003f03");
-        assert!(!l.remote_invalidation);
-        let (sent, l) = pdata_args(&["--no-pdata"]).choose().unwrap();
-        assert_eq!(sent, None);
-        assert_eq!(l, LocalLimits::RFC_DEFAULT);
-        // Odd private data: sent as given; this side counts as the default.
-        let (sent, l) = pdata_args(&["--pdata", "f6ab0e"]).choose().unwrap();
-        assert_eq!(sent, Some(vec![0xf6, 0xab, 0x0e]));
-        assert_eq!(l, LocalLimits::RFC_DEFAULT);
-        let (_, l) = pdata_args(&["--pdata", "f6ab0e1801010f0f"])
-            .choose()
-            .unwrap();
-        assert_eq!(l.max_recv.bytes(), 16384);
-        let long = "00".repeat(57);
-        let e = pdata_args(&["--pdata", &long]).choose().unwrap_err();
-        assert_eq!(e.exit, Exit::Usage);
-        assert_eq!(
-            cli(&["probe", "--pdata", "00", "--no-pdata", "h"]).0,
-            Exit::Usage
-        );
-        assert_eq!(cli(&["probe", "--pdata", "0", "h"]).0, Exit::Usage);
-        assert_eq!(
-            cli(&["probe", "--pdata", &long, "127.0.0.1"]).0,
-            Exit::Usage
-        );
-    }
 
     #[test]
     fn probe_report_accepted_golden() {

@@ -6,8 +6,9 @@
 //! random octets, none), from a seed, so that a run can be repeated and its
 //! cases listed without connecting (`--print-cases`).
 
+use crate::error::{Exit, Failure};
+use crate::output::emit;
 use crate::report::hex_or_dash;
-use crate::{emit, Exit, Failure};
 use clap::Args;
 use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError, MAX_REQ_PRIVATE_DATA};
 use std::io::Write;
@@ -38,7 +39,7 @@ pub(crate) struct StormArgs {
     #[arg(long)]
     pub print_cases: bool,
     /// Seconds allowed for each connect and disconnect.
-    #[arg(long, short = 'W', default_value_t = 5.0, value_parser = crate::rpc::positive_seconds)]
+    #[arg(long, short = 'W', default_value_t = 5.0, value_parser = crate::args::positive_seconds)]
     pub timeout: f64,
 }
 
@@ -161,7 +162,7 @@ pub(crate) fn storm_cmd(args: &StormArgs, out: &mut dyn Write) -> Result<Exit, F
         )));
     }
     let target = args.target.as_deref().unwrap_or_default();
-    let addr = crate::rpc::resolve(target, crate::rdma::NFS_RDMA_PORT)?;
+    let addr = crate::args::resolve(target, crate::transport::rdma::NFS_RDMA_PORT)?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let mut failed = 0u32;
     for (n, pdata) in cases.iter().enumerate() {

@@ -313,23 +313,23 @@ mod tests {
 
     #[test]
     fn replies_to_conform_s_calls() {
-        let null = crate::rpc::null_call(7, NFS_PROGRAM, 4);
+        let null = crate::oncrpc::null_call(7, NFS_PROGRAM, 4);
         assert_eq!(rpc_reply(&null).unwrap().len(), 24);
-        let one = rpc_reply(&crate::conform::getattr_compound(1)).unwrap();
-        let two = rpc_reply(&crate::conform::getattr_compound(2)).unwrap();
+        let one = rpc_reply(&crate::nfs4::getattr_compound(1)).unwrap();
+        let two = rpc_reply(&crate::nfs4::getattr_compound(2)).unwrap();
         assert!(two.len() > one.len());
         let step = two.len() - one.len();
-        let three = rpc_reply(&crate::conform::getattr_compound(3)).unwrap();
+        let three = rpc_reply(&crate::nfs4::getattr_compound(3)).unwrap();
         assert_eq!(three.len() - two.len(), step);
         // The COMPOUND status is 0.
         assert_eq!(&one[24..28], &[0, 0, 0, 0]);
         // Hostile input: truncated calls, huge counts get no panic.
-        let call = crate::conform::getattr_compound(2);
+        let call = crate::nfs4::getattr_compound(2);
         for n in 0..call.len() {
             let _ = rpc_reply(&call[..n]);
         }
         // A GETATTR bitmap of 2^32 - 1 words: refused with RESOURCE.
-        let mut c = crate::conform::getattr_compound(1);
+        let mut c = crate::nfs4::getattr_compound(1);
         let at = c.len() - 12;
         c[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
         let r = rpc_reply(&c).unwrap();

@@ -5,10 +5,15 @@
 //! sends nothing, or any hostile octets) and prints what each requester
 //! sent. Without `--answer-rpc` it answers no RPC: a kernel client's mount
 //! against it fails after the connection, which is all a test of the
-//! private data needs; with it, [`crate::responder`] answers.
+//! private data needs; with it, [`rpc`] answers.
 
 use crate::report::{hex_or_dash, parse_hex};
-use crate::{emit, Exit, Failure, LimitArgs};
+pub(crate) mod rpc;
+
+use crate::args::{positive_seconds, resolve, seconds, LimitArgs};
+use crate::error::{Context, Exit, Failure};
+use crate::output::{emit, json_line};
+use crate::transport::rdma::NFS_RDMA_PORT;
 use clap::Args;
 use rdmacm_sys::{Listener, MAX_REP_PRIVATE_DATA};
 use rpcrdma_cm_proto::cm_private::PrivateMessage;
@@ -61,22 +66,22 @@ pub(crate) struct RespondArgs {
     /// refuse-above=OCTETS (ERR_CHUNK above OCTETS though the threshold
     /// allows more), ignore-recv-size (hold Replies to its own send size
     /// only) or invalidate (Send With Invalidate whatever the R bits).
-    #[arg(long, requires = "answer_rpc", value_parser = crate::responder::fault)]
-    pub fault: Option<crate::responder::Fault>,
+    #[arg(long, requires = "answer_rpc", value_parser = rpc::fault)]
+    pub fault: Option<rpc::Fault>,
     /// Stop after this many connect requests (default: until killed).
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u32).range(1..))]
     pub count: Option<u32>,
     /// Keep each connection up to SECONDS, or until the requester
     /// disconnects, before disconnecting it (default: at once; with
     /// --answer-rpc up to 600 s).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = crate::rpc::seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = seconds)]
     pub hold: f64,
     /// Accept a request only once FILE exists (at most 120 s), so that a
     /// test can act while the requester waits for the accept.
     #[arg(long, value_name = "FILE")]
     pub wait_for: Option<PathBuf>,
     /// Seconds allowed for each connection to be established and closed.
-    #[arg(long, short = 'W', default_value_t = 10.0, value_parser = crate::rpc::positive_seconds)]
+    #[arg(long, short = 'W', default_value_t = 10.0, value_parser = positive_seconds)]
     pub timeout: f64,
     /// Print one JSON object per line instead of text.
     #[arg(long)]
@@ -172,11 +177,10 @@ fn wait_for(path: &Path) -> Result<(), Failure> {
 /// `rpcrdma-cm respond`.
 pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
     let cases = cases(args)?;
-    let addr = crate::rpc::resolve(&args.address, crate::rdma::NFS_RDMA_PORT)?;
+    let addr = resolve(&args.address, NFS_RDMA_PORT)?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let hold = Duration::from_secs_f64(args.hold);
-    let mut listener =
-        Listener::bind(addr).map_err(|e| Failure::peer(format!("listen on {addr}: {e}")))?;
+    let mut listener = Listener::bind(addr).context(format!("listen on {addr}"))?;
     if args.json {
         emit(out, &format!("{{\"listening\":\"{addr}\"}}\n"));
     } else {
@@ -200,7 +204,7 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
         emit(
             out,
             &if args.json {
-                crate::json_line(&line)
+                json_line(&line)
             } else {
                 line.render()
             },
@@ -228,13 +232,7 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
                 if args.answer_rpc {
                     let own = PrivateMessage::decode(rep).ok();
                     let until = Instant::now() + if hold.is_zero() { RPC_LIMIT } else { hold };
-                    crate::responder::serve(
-                        &mut conn,
-                        own.as_ref(),
-                        &request_pdata,
-                        args.fault,
-                        until,
-                    )?;
+                    rpc::serve(&mut conn, own.as_ref(), &request_pdata, args.fault, until)?;
                 } else if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
                     return Ok(());
                 }
