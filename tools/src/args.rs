@@ -7,7 +7,7 @@
 use crate::error::{Context, Failure};
 use crate::report::parse_hex;
 use clap::Args;
-use rdmacm_sys::MAX_REQ_PRIVATE_DATA;
+use rdmacm::MAX_REQ_PRIVATE_DATA;
 use rpcrdma_cm_proto::cm_private::{InlineSize, LocalLimits, PrivateMessage};
 use std::net::{SocketAddr, ToSocketAddrs};
 

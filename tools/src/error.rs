@@ -78,8 +78,8 @@ impl<T, E: Into<Failure>> Context<T> for Result<T, E> {
 }
 
 /// A failure of the RDMA stack or of the peer behind it (exit 1).
-impl From<rdmacm_sys::Error> for Failure {
-    fn from(e: rdmacm_sys::Error) -> Self {
+impl From<rdmacm::Error> for Failure {
+    fn from(e: rdmacm::Error) -> Self {
         Failure::peer(e.to_string())
     }
 }
@@ -103,7 +103,7 @@ mod tests {
             Failure::usage("no such port").context("'h:x'"),
             Failure::usage("'h:x': no such port")
         );
-        let f: Failure = rdmacm_sys::Error::Timeout { what: "connect" }.into();
+        let f: Failure = rdmacm::Error::Timeout { what: "connect" }.into();
         assert_eq!(f.exit, Exit::Peer);
         let r: Result<(), std::io::Error> = Err(std::io::Error::other("refused"));
         assert_eq!(r.context("ping h"), Err(Failure::peer("ping h: refused")));

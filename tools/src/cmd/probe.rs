@@ -12,7 +12,7 @@ use crate::output::{emit, json};
 use crate::report::{hex, LocalReport, NegotiatedReport, PrivateDataReport};
 use crate::transport::rdma::NFS_RDMA_PORT;
 use clap::Args;
-use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError};
+use rdmacm::{ConnectOptions, Connection, Error as RdmaError};
 use rpcrdma_cm_proto::cm_private::{negotiate, LocalLimits, PrivateMessage};
 use serde::Serialize;
 use std::io::Write;

@@ -10,7 +10,7 @@ use crate::error::{Exit, Failure};
 use crate::output::emit;
 use crate::report::hex_or_dash;
 use clap::Args;
-use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError, MAX_REQ_PRIVATE_DATA};
+use rdmacm::{ConnectOptions, Connection, Error as RdmaError, MAX_REQ_PRIVATE_DATA};
 use std::io::Write;
 use std::time::Duration;
 

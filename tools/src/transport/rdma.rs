@@ -7,7 +7,7 @@
 use super::{CallError, RpcTransport};
 use crate::error::{Context, Failure};
 use crate::report::{hex, NegotiatedReport, PrivateDataReport};
-use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError};
+use rdmacm::{ConnectOptions, Connection, Error as RdmaError};
 use rpcrdma_cm_proto::cm_private::{negotiate, LocalLimits, PrivateMessage};
 use rpcrdma_cm_proto::rpcrdma_header::{encode_msg, Body, Header, MSG_HEADER_LEN};
 use serde::Serialize;

@@ -9,7 +9,7 @@
 use super::{DEFAULT_INLINE, MAGIC};
 use crate::nfs4::nfs_status;
 use crate::oncrpc::{null_call, NFS_PROGRAM};
-use rdmacm_sys::{ConnectOptions, Connection, Error as RdmaError, RemoteRegion};
+use rdmacm::{ConnectOptions, Connection, Error as RdmaError, RemoteRegion};
 use rpcrdma_cm_proto::rpcrdma_header::{Body, Header, RdmaError as HeaderError};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -15,7 +15,7 @@ use crate::error::{Context, Exit, Failure};
 use crate::output::{emit, json_line};
 use crate::transport::rdma::NFS_RDMA_PORT;
 use clap::Args;
-use rdmacm_sys::{Listener, MAX_REP_PRIVATE_DATA};
+use rdmacm::{Listener, MAX_REP_PRIVATE_DATA};
 use rpcrdma_cm_proto::cm_private::PrivateMessage;
 use serde::Serialize;
 use std::io::Write;
@@ -192,7 +192,7 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
         // Until killed (or --count): an hour at a time.
         let request = match listener.next_request(Instant::now() + Duration::from_secs(3600)) {
             Ok(r) => r,
-            Err(rdmacm_sys::Error::Timeout { .. }) => continue,
+            Err(rdmacm::Error::Timeout { .. }) => continue,
             Err(e) => return Err(Failure::peer(format!("listen on {addr}: {e}"))),
         };
         let rep = &cases[n as usize % cases.len()];

@@ -14,7 +14,7 @@
 //! (RFC 8797 section 3.2 makes that optional even when both sides allow
 //! it).
 
-use rdmacm_sys::{Connection, Error as RdmaError};
+use rdmacm::{Connection, Error as RdmaError};
 use rpcrdma_cm_proto::cm_private::PrivateMessage;
 use std::time::{Duration, Instant};
 
