@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rpcrdma_cm: RFC 8797 CM private data negotiation for NFS over RDMA.
-# 'make help' lists the targets. Kbuild (the module's objects) is in ./Kbuild.
+# 'make help' lists the targets. The module, with its own Kbuild, is in module/.
 
 SHELL := /bin/bash
 KCONFIG ?= default
@@ -61,20 +61,19 @@ deps:
 kernel:
 	$(SCRIPTS)/build-kernel.sh $(KCONFIG)
 
-# Kbuild writes the objects into this tree whatever the kernel; the
-# module's own (top level and rust/) are removed when the kernel tree
-# changes (another base or variant). Not with Kbuild's 'clean': it deletes
-# every *.ko below this directory, build/module/ included. The module is
-# kept per base in build/module/<base>/ so that guests of both bases (the
-# cross-kernel interop rows) find theirs.
+# Kbuild writes the objects into module/, next to the sources, whatever
+# the kernel; they are removed when the kernel tree changes (another base
+# or variant). The module is kept per base in build/module/<base>/ so that
+# guests of both bases (the cross-kernel interop rows) find theirs.
+MODULE_DIR := $(CURDIR)/module
 MODULE_STAMP := build/module/.built-against
-MODULE_OBJECTS := *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers rust/*.o rust/.*.cmd
+MODULE_OBJECTS := $(addprefix module/,*.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers)
 module modules:
 	@test -f $(KDIR)/vmlinux || { echo "no kernel at $(KDIR): run 'make KBASE=$(KBASE) kernel'" >&2; exit 1; }
 	@if [ "$$(cat $(MODULE_STAMP) 2>/dev/null)" != "$(KDIR)" ]; then rm -f $(MODULE_OBJECTS); fi
-	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) modules
+	$(MAKE) -C $(KDIR) M=$(MODULE_DIR) $(KMAKE_ARGS) modules
 	@mkdir -p build/module && echo "$(KDIR)" >$(MODULE_STAMP)
-	install -D -m 0644 rpcrdma_cm.ko build/module/$(KBASE)/rpcrdma_cm.ko
+	install -D -m 0644 module/rpcrdma_cm.ko build/module/$(KBASE)/rpcrdma_cm.ko
 
 test-host:
 	cargo test --workspace --release

@@ -117,13 +117,13 @@ build_base() {
 	# What the module links: on a kernel whose Rust crate has debugfs and
 	# module parameters (7.3), its Rust crate alone, no C file; otherwise
 	# the crate and the C shim.
-	# (Kbuild writes them ./rust/x.o on 7.3, $PWD/rust/x.o on 6.12.)
-	objects=$(tr -s ' ' '\n' <rpcrdma_cm.mod 2>/dev/null | grep . |
-		sed -e "s|^$PWD/||" -e 's|^\./||' | sort | paste -sd ' ')
-	want="rust/rpcrdma_cm_main.o rust/rpcrdma_cm_shim.o"
+	# (Kbuild writes them ./x.o on 7.3, $PWD/module/x.o on 6.12.)
+	objects=$(tr -s ' ' '\n' <module/rpcrdma_cm.mod 2>/dev/null | grep . |
+		sed -e "s|^$PWD/module/||" -e 's|^\./||' | sort | paste -sd ' ')
+	want="rpcrdma_cm_main.o rpcrdma_cm_shim.o"
 	kdir=$(scripts/build-kernel.sh --print-dir)
 	[ -f "$kdir/rust/kernel/debugfs.rs" ] && [ -f "$kdir/rust/kernel/module_param.rs" ] &&
-		want="rust/rpcrdma_cm_main.o"
+		want="rpcrdma_cm_main.o"
 	[ "$objects" = "$want" ]
 	local objects_rc=$?
 	[ $objects_rc = 0 ] || echo "check: rpcrdma_cm.mod lists '$objects', want '$want'"

@@ -14,7 +14,7 @@ runs=${FUZZ_RUNS:-10000000}
 if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
 	cargo install --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION"
 fi
-cd "$RPCRDMA_CM_TOP/fuzz"
+cd "$RPCRDMA_CM_TOP/crates/rpcrdma-cm-proto/fuzz"
 targets=${FUZZ_TARGETS:-$(cargo fuzz list)}
 for t in $targets; do
 	mkdir -p "corpus/$t"
@@ -27,7 +27,7 @@ for t in $targets; do
 	if [ $rc -ne 0 ]; then
 		tail -n 30 "$log"
 		rm -f "$log"
-		rpcrdma_cm_die "$t failed: see fuzz/artifacts/$t"
+		rpcrdma_cm_die "$t failed: see crates/rpcrdma-cm-proto/fuzz/artifacts/$t"
 	fi
 	rm -f "$log"
 	echo "fuzz: $t done in $(($(date +%s) - start)) s"

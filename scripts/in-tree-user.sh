@@ -32,9 +32,9 @@ SUBJECT="SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private dat
 DIR=net/sunrpc/xprtrdma/rpcrdma_cm
 # in-tree path <- repository path
 FILES=(
-	"$DIR/rpcrdma_cm_main.rs rust/rpcrdma_cm_main.rs"
-	"$DIR/boundary_kernel_crate.rs rust/boundary_kernel_crate.rs"
-	"$DIR/proto/cm_private.rs rust/proto/cm_private.rs"
+	"$DIR/rpcrdma_cm_main.rs module/rpcrdma_cm_main.rs"
+	"$DIR/boundary_kernel_crate.rs module/boundary_kernel_crate.rs"
+	"$DIR/proto/cm_private.rs module/proto/cm_private.rs"
 )
 
 # the_patch: the series' file that adds the in-tree user.

@@ -301,7 +301,7 @@ octets() {
 
 # The judge: scripts/rfc8797_oracle.py, written from the RFC text and the
 # documented behaviour of the stock and patched kernels and the module's
-# parameters, not from rust/proto or the module. A row's expected values
+# parameters, not from module/proto or the module. A row's expected values
 # come from its configuration (SERVER, CLIENT, TRANSPORT) alone; what the
 # capture shows and what each side reports must equal them.
 # scripts/tests/rfc8797-oracle.sh checks the oracle against the measured

@@ -2,15 +2,18 @@
 
 //! Host build of the rpcrdma_cm protocol core.
 //!
-//! The core lives in `rust/proto/` and is compiled, unchanged, into the
-//! kernel module `rpcrdma_cm.ko` and into this crate, where it is tested,
-//! fuzzed and benchmarked. It is `no_std`, allocation-free and has no
-//! `unsafe` (this crate forbids it).
+//! The part shared with the kernel lives in `module/proto/` and is
+//! compiled, unchanged, into the kernel module `rpcrdma_cm.ko` and into
+//! this crate, where it is tested, fuzzed (`fuzz/`) and benchmarked. The
+//! rest is the tools' and is in `src/`. All of it is `no_std`,
+//! allocation-free and has no `unsafe` (this crate forbids it).
 //!
-//! - [`cm_private`]: the RFC 8797 CM private data message and negotiation.
-//! - [`record_marking`]: ONC RPC record marking (RFC 5531 section 11).
+//! - [`cm_private`]: the RFC 8797 CM private data message and negotiation
+//!   (shared with the kernel module).
+//! - [`record_marking`]: ONC RPC record marking (RFC 5531 section 11), for
+//!   the tools' TCP ping; host only.
 //! - [`rpcrdma_header`]: the RPC-over-RDMA Version One transport header
-//!   (RFC 8166), for the tools' RDMA ping; host only.
+//!   (RFC 8166), for the tools' RDMA subcommands; host only.
 //! - [`stdio`] (feature `std`): reading records from a `std::io::Read`.
 
 #![no_std]
@@ -18,10 +21,9 @@
 #[cfg(feature = "std")]
 extern crate std;
 
-#[path = "../../../rust/proto/cm_private.rs"]
+#[path = "../../../module/proto/cm_private.rs"]
 pub mod cm_private;
 
-#[path = "../../../rust/proto/record_marking.rs"]
 pub mod record_marking;
 
 pub mod rpcrdma_header;
