@@ -10,7 +10,7 @@ KCONFIG ?= default
 KBASE ?= 6.12
 export RPCRDMA_CM_KBASE := $(KBASE)
 SCRIPTS := $(CURDIR)/scripts
-KDIR ?= $(shell RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/build-kernel.sh --print-dir $(KCONFIG))
+KDIR ?= $(shell RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/kernel/build-kernel.sh --print-dir $(KCONFIG))
 KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
@@ -56,10 +56,10 @@ help:
 	@echo '  make clean        remove module build outputs and cargo target/'
 
 deps:
-	$(SCRIPTS)/deps.sh
+	$(SCRIPTS)/kernel/deps.sh
 
 kernel:
-	$(SCRIPTS)/build-kernel.sh $(KCONFIG)
+	$(SCRIPTS)/kernel/build-kernel.sh $(KCONFIG)
 
 # Kbuild writes the objects into module/, next to the sources, whatever
 # the kernel; they are removed when the kernel tree changes (another base
@@ -80,23 +80,23 @@ test-host:
 	for t in $(SCRIPTS)/tests/*.sh; do $$t || exit 1; done
 
 lint:
-	$(SCRIPTS)/lint.sh
+	$(SCRIPTS)/check/lint.sh
 
 # PROGS: run only these selftests programs (default: all of TEST_PROGS), e.g.
 # make check-debug PROGS="cm_latch.sh cm_reload.sh dmesg_clean.sh".
 selftests: module tools
-	KDIR=$(KDIR) $(SCRIPTS)/selftests.sh $(PROGS)
+	KDIR=$(KDIR) $(SCRIPTS)/guest/selftests.sh $(PROGS)
 
 two-guest: module tools
-	KDIR=$(KDIR) $(SCRIPTS)/two-guest.sh
+	KDIR=$(KDIR) $(SCRIPTS)/guest/two-guest.sh
 
 stock-kernel:
-	$(SCRIPTS)/build-stock-kernel.sh $(KCONFIG)
+	$(SCRIPTS)/kernel/build-stock-kernel.sh $(KCONFIG)
 
 # cm_stock_conformance.sh on the unpatched kernel: it must fail exactly the
 # checks the series fixes (make check runs it on the full base).
 stock-conformance: module tools stock-kernel
-	$(SCRIPTS)/stock-conformance.sh
+	$(SCRIPTS)/guest/stock-conformance.sh
 
 # The whole interop matrix (make check runs its cut and the cross rows),
 # then the hostile responder and the storms with 1000 connects each way.
@@ -104,9 +104,9 @@ stock-conformance: module tools stock-kernel
 # kernels are built first.
 interop: tools
 	for b in 7.3 6.12; do $(MAKE) KBASE=$$b kernel module stock-kernel || exit 1; done
-	KDIR=$(KDIR) INTEROP_TABLE=$(CURDIR)/build/interop/interop-table.txt $(SCRIPTS)/interop.sh --full
+	KDIR=$(KDIR) INTEROP_TABLE=$(CURDIR)/build/interop/interop-table.txt $(SCRIPTS)/guest/interop.sh --full
 	RPCRDMA_CM_HOSTILE_STORM=1000 RPCRDMA_CM_STORM=1000 RPCRDMA_CM_TEST_TIMEOUT=2400 KDIR=$(KDIR) \
-		$(SCRIPTS)/selftests.sh cm_hostile_responder.sh cm_storm.sh dmesg_clean.sh
+		$(SCRIPTS)/guest/selftests.sh cm_hostile_responder.sh cm_storm.sh dmesg_clean.sh
 
 # The guest tests once more on the debug kernel; the module is rebuilt
 # against it (and is rebuilt against the default kernel by the next 'make').
@@ -117,18 +117,18 @@ DEBUG_SELFTESTS_TIMEOUT ?= 14400
 DEBUG_TEST_TIMEOUT ?= 5400
 DEBUG_TWO_GUEST_TIMEOUT ?= 2400
 check-debug:
-	$(SCRIPTS)/build-kernel.sh debug
+	$(SCRIPTS)/kernel/build-kernel.sh debug
 	SELFTESTS_TIMEOUT=$(DEBUG_SELFTESTS_TIMEOUT) RPCRDMA_CM_TEST_TIMEOUT=$(DEBUG_TEST_TIMEOUT) \
 		TWO_GUEST_TIMEOUT=$(DEBUG_TWO_GUEST_TIMEOUT) \
 		$(MAKE) KCONFIG=debug selftests two-guest
 
 check:
-	$(SCRIPTS)/check.sh
+	$(SCRIPTS)/check/check.sh
 
 # make check with the roles of the bases swapped: the whole guest suite on
 # 6.12 LTS, the cut on 7.3.
 check-lts:
-	CHECK_FULL_BASE=6.12 $(SCRIPTS)/check.sh
+	CHECK_FULL_BASE=6.12 $(SCRIPTS)/check/check.sh
 
 # The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps) and
 # the report of make bench-nfs.
@@ -146,36 +146,36 @@ install-tools: tools
 	install -D -m 0644 tools/wireshark/rpcrdma_cm.lua $(DESTDIR)$(WIRESHARK_PLUGINS)/rpcrdma_cm.lua
 
 run:
-	$(SCRIPTS)/run-demo.sh
+	$(SCRIPTS)/demo/run-demo.sh
 
 bench:
 	cargo bench -p rpcrdma-cm-proto --bench record_receiver
 
 bench-table:
-	$(SCRIPTS)/bench-table.sh
+	$(SCRIPTS)/bench/bench-table.sh
 
-# The series as mail (scripts/upstream-series.sh): From and Signed-off-by
+# The series as mail (scripts/kernel/upstream-series.sh): From and Signed-off-by
 # are your git identity (refused if a placeholder); UPSTREAM_SERIES_ARGS
 # may say --preview or a base. Output in build/upstream/.
 upstream-series:
-	RPCRDMA_CM_KBASE=7.3 $(SCRIPTS)/build-kernel.sh default
-	RPCRDMA_CM_KBASE=6.12 $(SCRIPTS)/build-kernel.sh default
-	$(SCRIPTS)/upstream-series.sh $(UPSTREAM_SERIES_ARGS)
+	RPCRDMA_CM_KBASE=7.3 $(SCRIPTS)/kernel/build-kernel.sh default
+	RPCRDMA_CM_KBASE=6.12 $(SCRIPTS)/kernel/build-kernel.sh default
+	$(SCRIPTS)/kernel/upstream-series.sh $(UPSTREAM_SERIES_ARGS)
 
 # Both series, each on its own base (KBASE has no say here).
 bisect-series:
-	RPCRDMA_CM_KBASE=7.3 $(SCRIPTS)/build-kernel.sh default
-	RPCRDMA_CM_KBASE=7.3 KDIR= $(SCRIPTS)/bisect-series.sh
-	RPCRDMA_CM_KBASE=6.12 $(SCRIPTS)/build-kernel.sh default
-	RPCRDMA_CM_KBASE=6.12 KDIR= $(SCRIPTS)/bisect-series.sh
+	RPCRDMA_CM_KBASE=7.3 $(SCRIPTS)/kernel/build-kernel.sh default
+	RPCRDMA_CM_KBASE=7.3 KDIR= $(SCRIPTS)/kernel/bisect-series.sh
+	RPCRDMA_CM_KBASE=6.12 $(SCRIPTS)/kernel/build-kernel.sh default
+	RPCRDMA_CM_KBASE=6.12 KDIR= $(SCRIPTS)/kernel/bisect-series.sh
 
 # Not part of 'make check' (its smoke cut is). BENCH_N, BENCH_CONNECTS and
 # BENCH_ARGS (e.g. --configs stock-4k,cm-64k --workloads create) narrow it.
 bench-nfs: module tools
-	BENCH_N=$(or $(BENCH_N),200) KDIR=$(KDIR) $(SCRIPTS)/bench-nfs.sh $(BENCH_ARGS)
+	BENCH_N=$(or $(BENCH_N),200) KDIR=$(KDIR) $(SCRIPTS)/bench/bench-nfs.sh $(BENCH_ARGS)
 
 fuzz:
-	$(SCRIPTS)/fuzz.sh
+	$(SCRIPTS)/check/fuzz.sh
 
 clean:
 	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean

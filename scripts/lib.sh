@@ -10,7 +10,7 @@ RPCRDMA_CM_MAINTAINERS_HEAD="SUNRPC RPC-OVER-RDMA CM PRIVATE DATA HOOKS [RUST]"
 # The kernel base: 7.3 (mainline: patches/7.3, the series meant for
 # upstream) or 6.12 (LTS: patches/6.12, the backport). Every kernel,
 # module and guest script works on the base RPCRDMA_CM_KBASE names.
-# The pinned kernel source and bindgen of each base; scripts/deps.sh
+# The pinned kernel source and bindgen of each base; scripts/kernel/deps.sh
 # installs exactly these (and says why each base has its own bindgen).
 LINUX_6_12_SOURCE_VERSION=6.12.118-1~deb12u1
 LINUX_7_3_SOURCE_VERSION=7.3.4-1~bpo13+1
@@ -68,7 +68,7 @@ kbase_source_version() {
 KERNEL_LLVM=${KERNEL_LLVM:--19}
 VNG=${VNG:-$RPCRDMA_CM_TOOLS/virtme-ng/bin/vng}
 # What guest_pair boots its guests with (scripts/tests/ puts a stand-in here).
-RPCRDMA_CM_GUEST_LAUNCHER=${RPCRDMA_CM_GUEST_LAUNCHER:-$RPCRDMA_CM_TOP/scripts/guest.sh}
+RPCRDMA_CM_GUEST_LAUNCHER=${RPCRDMA_CM_GUEST_LAUNCHER:-$RPCRDMA_CM_TOP/scripts/guest/guest.sh}
 
 # The make arguments every kernel and module build uses.
 kernel_make_args() {
@@ -155,7 +155,7 @@ KERNEL_BUILD_NEEDS_GIB=${KERNEL_BUILD_NEEDS_GIB:-5}
 # was interrupted is not reused (build-kernel.sh marks a tree built last).
 step_kernel() {
 	local log=$1 variant=${2:-default} dir where avail
-	dir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir "$variant") || return 1
+	dir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir "$variant") || return 1
 	if [ -f "$(dirname "$dir")/built" ]; then
 		echo "kernel: cached in $(dirname "$dir")" | tee "$log"
 		return 0
@@ -171,7 +171,7 @@ step_kernel() {
 	echo "kernel: building the $variant test kernel ($RPCRDMA_CM_KBASE: Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION + patches/$RPCRDMA_CM_KBASE, Rust on):" \
 		"about 10 minutes on 2 idle cores (15 when they are busy), once; cached afterwards; log: $log"
 	run_step "kernel build" "$log" progress_kernel \
-		"$RPCRDMA_CM_TOP/scripts/build-kernel.sh" "$variant" || {
+		"$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" "$variant" || {
 		echo "kernel: build failed; the end of $log:" >&2
 		tail -n 20 "$log" >&2
 		return 1
@@ -179,11 +179,11 @@ step_kernel() {
 	tail -n 1 "$log"
 }
 
-# step_stock_kernel LOG: the stock test kernel (scripts/build-stock-kernel.sh:
+# step_stock_kernel LOG: the stock test kernel (scripts/kernel/build-stock-kernel.sh:
 # no patches, for the interop matrix), reused or built with progress lines.
 step_stock_kernel() {
 	local log=$1 dir where avail
-	dir=$("$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir) || return 1
+	dir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir) || return 1
 	if [ -f "$(dirname "$dir")/built" ]; then
 		echo "kernel: stock cached in $(dirname "$dir")" | tee "$log"
 		return 0
@@ -200,7 +200,7 @@ step_stock_kernel() {
 		"default tree: about 2 minutes (a copy of 2.3 GiB, then sunrpc, xprtrdma and the Rust crates" \
 		"recompile), once; cached afterwards; log: $log"
 	run_step "stock kernel build" "$log" progress_kernel \
-		"$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" || {
+		"$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" || {
 		echo "kernel: stock build failed; the end of $log:" >&2
 		tail -n 20 "$log" >&2
 		return 1
@@ -208,11 +208,11 @@ step_stock_kernel() {
 	tail -n 1 "$log"
 }
 
-# step_deps LOG: scripts/deps.sh with progress lines.
+# step_deps LOG: scripts/kernel/deps.sh with progress lines.
 step_deps() {
 	echo "deps: checking and installing the pinned packages (about 3 minutes on a fresh machine," \
 		"seconds otherwise); log: $1"
-	run_step "deps" "$1" progress_last_line "$RPCRDMA_CM_TOP/scripts/deps.sh" || {
+	run_step "deps" "$1" progress_last_line "$RPCRDMA_CM_TOP/scripts/kernel/deps.sh" || {
 		echo "deps: failed; the end of $1:" >&2
 		tail -n 20 "$1" >&2
 		return 1
@@ -226,7 +226,7 @@ require_root() {
 	rpcrdma_cm_die "$1 needs root: it installs packages and loads kernel modules in its guests; run 'sudo make ${1#make }'"
 }
 
-# Two guests on one virtual link (scripts/two-guest.sh, scripts/interop.sh).
+# Two guests on one virtual link (scripts/guest/two-guest.sh, scripts/guest/interop.sh).
 # PAIR_SERVER_PID and PAIR_CLIENT_PID are the running guests' process
 # groups' leaders; guest_pair_kill (from an EXIT trap) stops them.
 PAIR_SERVER_PID= PAIR_CLIENT_PID=

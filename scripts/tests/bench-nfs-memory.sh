@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host test of scripts/bench_nfs_memory.py, which turns a guest's
+# Host test of scripts/bench/bench_nfs_memory.py, which turns a guest's
 # kmem:kmalloc/kfree trace into the bench's memory figures: made-up traces
 # in the kernel's format (7.3's and 6.12's TP_printk), the figures computed
 # here by hand. Boots nothing. KTAP output; exit 0 only if every case
 # passes.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-MEMORY=${BENCH_NFS_MEMORY:-$top/scripts/bench_nfs_memory.py}
+MEMORY=${BENCH_NFS_MEMORY:-$top/scripts/bench/bench_nfs_memory.py}
 command -v jq >/dev/null || { echo "1..0 # SKIP jq missing"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

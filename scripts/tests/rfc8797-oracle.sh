@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host test of scripts/rfc8797_oracle.py, the RFC 8797 oracle that judges
-# the interop matrix (scripts/interop.sh). Boots nothing, about 15 s.
+# Host test of scripts/guest/rfc8797_oracle.py, the RFC 8797 oracle that judges
+# the interop matrix (scripts/guest/interop.sh). Boots nothing, about 15 s.
 # KTAP output; exit 0 when every test passes, 1 otherwise.
 #
 # What it checks:
@@ -11,7 +11,7 @@
 #   configuration alone: the REQ and REP private data (first 8 octets and
 #   length), and each side's send/recv/RI and where it reports them;
 # - the row configurations copied below are still the ones
-#   scripts/interop.sh runs under those names;
+#   scripts/guest/interop.sh runs under those names;
 # - worked examples with asymmetric sizes (the table's sizes are symmetric,
 #   so a swap of send and receive would pass it), rounding and the cap,
 #   Remote Invalidation off, nothing sent, refused parameters;
@@ -20,13 +20,13 @@
 # RFC8797_ORACLE=PATH tests another copy (a mutant, to see a check fail).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-ORACLE=${RFC8797_ORACLE:-$top/scripts/rfc8797_oracle.py}
+ORACLE=${RFC8797_ORACLE:-$top/scripts/guest/rfc8797_oracle.py}
 command -v jq >/dev/null || { echo "1..0 # SKIP jq missing"; exit 1; }
 
 # The last full interop run, copied from Documentation/testing.rst (the
 # table of "make interop" at commit 95c88a3, 4 December 2026; the rows
 # patched-x-patched and module-x-module-nopdata measured again on 5
-# December with the stock-conformance patches, scripts/interop.sh --rows
+# December with the stock-conformance patches, scripts/guest/interop.sh --rows
 # and --cut, since the series changed what they report). These are
 # measurements: the REQ/REP columns are what the server captured on the
 # wire (first 8 octets / length) and "client says"/"server says" what each
@@ -55,7 +55,7 @@ module-x-module-v3             rxe  v4  3    f6ab0e1801010303/56  f6ab0e18010103
 module-x-module-v40            rxe  v4  4.0  f6ab0e1801010303/56  f6ab0e1801010303/196 4096/4096/1|4096/4096/1      debugfs:4096/4096/1      debugfs:4096/4096/1      ok
 module-x-module-v41            rxe  v4  4.1  f6ab0e1801010303/56  f6ab0e1801010303/196 4096/4096/1|4096/4096/1      debugfs:4096/4096/1      debugfs:4096/4096/1      ok'
 
-# The configuration of those rows (scripts/interop.sh ROWS at that run,
+# The configuration of those rows (scripts/guest/interop.sh ROWS at that run,
 # with $(kb N), $K16S and $K16C written out): NAME|SERVER|CLIENT|TRANSPORT.
 k16s=responder_send_size=16384,responder_recv_size=16384
 k16c=requester_send_size=16384,requester_recv_size=16384
@@ -149,10 +149,10 @@ while read -r name tr _fam _nfs req rep _expected csays ssays _verdict; do
 done <<<"$MEASURED"
 [ "$n" = 21 ] && result "all 21 measured rows compared" ok || result "all 21 measured rows compared" fail "$n rows"
 
-# 2. The copied configurations are scripts/interop.sh's for those names.
+# 2. The copied configurations are scripts/guest/interop.sh's for those names.
 rows_now() {
 	local block
-	block=$(awk '/^K16S=/ { on = 1 } on { print } on && /^ROWS=/ { r = 1 } r && /"$/ { exit }' "$top/scripts/interop.sh")
+	block=$(awk '/^K16S=/ { on = 1 } on { print } on && /^ROWS=/ { r = 1 } r && /"$/ { exit }' "$top/scripts/guest/interop.sh")
 	[ -n "$block" ] || return 1
 	(eval "$block" && printf '%s\n' "$ROWS")
 }
@@ -163,13 +163,13 @@ if now=$(rows_now) && [ -n "$now" ]; then
 		[ "$cur" = "$name|$server|$client|$tr" ] || bad="$bad $name(${cur:-gone})"
 	done <<<"$SPECS"
 	if [ -z "$bad" ]; then
-		result "the measured rows' configurations are scripts/interop.sh's ROWS" ok
+		result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" ok
 	else
-		result "the measured rows' configurations are scripts/interop.sh's ROWS" fail \
+		result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" fail \
 			"changed since the measurement:$bad"
 	fi
 else
-	result "the measured rows' configurations are scripts/interop.sh's ROWS" fail "cannot read ROWS from scripts/interop.sh"
+	result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" fail "cannot read ROWS from scripts/guest/interop.sh"
 fi
 
 # 3. Worked examples, by hand from RFC 8797 3.1 (send = min(own send, peer

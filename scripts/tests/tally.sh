@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Tests of scripts/tally.sh, the rules by which 'make check' counts: each
+# Tests of scripts/check/tally.sh, the rules by which 'make check' counts: each
 # case feeds tally_selftests a made-up kselftest runner log and compares
 # the passed/failed/skipped counts with what the rules say. Boots nothing.
 # KTAP output; exit 0 only if every case passes.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=../tally.sh
-. "$top/scripts/tally.sh"
+# shellcheck source=../check/tally.sh
+. "$top/scripts/check/tally.sh"
 
 n=0 bad=0
 echo "TAP version 13"

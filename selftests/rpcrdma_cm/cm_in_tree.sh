@@ -4,7 +4,7 @@
 # The hooks' in-tree user: on a kernel with the series' last 7.3 patch and
 # CONFIG_SUNRPC_XPRT_RDMA_CM=m, rpcrdma_cm.ko comes with the kernel
 # (net/sunrpc/xprtrdma/rpcrdma_cm/, generated from this repository's
-# source by scripts/in-tree-user.sh). modprobe loads that copy, not the
+# source by scripts/kernel/in-tree-user.sh). modprobe loads that copy, not the
 # out-of-tree one; with it an NFSv4.2 mount over RDMA is the module's on
 # both ends (the tracepoints say by=module) and a 32 KB file
 # round-trips; rmmod unloads it.

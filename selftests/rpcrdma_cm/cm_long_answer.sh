@@ -3,7 +3,7 @@
 #
 # A hook whose prepare callbacks answer a length longer than the buffer
 # they were given (cm_long_answer/, a kernel::sunrpc::rdma_cm hook built by
-# scripts/selftests.sh): the transports refuse both answers (the client's
+# scripts/guest/selftests.sh): the transports refuse both answers (the client's
 # connect and the server's accept), negotiate the connection with the
 # stock code, and report each refused answer to the hook with closed(), so
 # that the connection the hook recorded in its prepare callback is not
@@ -18,7 +18,7 @@ skip_unless_root
 LONG_KO=$DIR/cm_long_answer/cm_long_answer.ko
 
 ktap_print_header
-[ -r "$LONG_KO" ] || ktap_exit_fail_msg "$LONG_KO not built (scripts/selftests.sh builds it)"
+[ -r "$LONG_KO" ] || ktap_exit_fail_msg "$LONG_KO not built (scripts/guest/selftests.sh builds it)"
 ktap_set_plan 5
 
 guest_setup rxe nfsd

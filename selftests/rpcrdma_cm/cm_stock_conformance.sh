@@ -16,7 +16,7 @@
 #    threshold) and the server's max_req_size (its Reply limit), over rxe.
 # Stock 7.3.4 and 6.12.118 fail the Accept's flag, the four ERR_CHUNK
 # checks of each transport (flags 00; each Reply sent inline) and both
-# roundings; scripts/stock-conformance.sh runs this program on the stock
+# roundings; scripts/guest/stock-conformance.sh runs this program on the stock
 # kernel and requires exactly that.
 
 DIR=$(dirname "$(readlink -f "$0")")

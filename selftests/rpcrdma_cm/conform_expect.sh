@@ -4,7 +4,7 @@
 # server's configuration and RFC 8797, written here and not taken from the
 # tool or the module: the checks the tool makes and each one's verdict,
 # with every exception's source. Sourced by cm_conform.sh (one guest) and
-# scripts/interop.sh (the conform rows of the matrix).
+# scripts/guest/interop.sh (the conform rows of the matrix).
 #
 # A server is described by
 #   KIND     stock (no series), series (the series, no module) or module

@@ -3,7 +3,7 @@
 #
 # kernel::debugfs files held open across rmmod (7.3 kernel crate; the first
 # patch of the 7.3 series). debugfs_kinds.ko (built next to this script by
-# scripts/selftests.sh, passed as DEBUGFS_KINDS_KO) has one file of each of
+# scripts/guest/selftests.sh, passed as DEBUGFS_KINDS_KO) has one file of each of
 # the six kinds. Each reads and writes what the module holds; then, with
 # one of them open, rmmod succeeds, the open file's reads and writes fail
 # with EIO (the file is gone), and closing it runs no code of the
@@ -23,7 +23,7 @@ if ! kernel_crate_has_debugfs; then
 	exit "$KSFT_SKIP"
 fi
 if [ ! -r "${DEBUGFS_KINDS_KO:-}" ]; then
-	ktap_exit_fail_msg "DEBUGFS_KINDS_KO '${DEBUGFS_KINDS_KO:-}' not readable (scripts/selftests.sh builds it)"
+	ktap_exit_fail_msg "DEBUGFS_KINDS_KO '${DEBUGFS_KINDS_KO:-}' not readable (scripts/guest/selftests.sh builds it)"
 fi
 ktap_set_plan 9
 

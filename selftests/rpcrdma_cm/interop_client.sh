@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Client half of one interop matrix row (scripts/interop.sh runs it in the
+# Client half of one interop matrix row (scripts/guest/interop.sh runs it in the
 # client guest). Usage: interop_client.sh SHARED_DIR [MODULE_PARAMS]
 #
 # MODULE_PARAMS as in interop_server.sh; INTEROP_TRANSPORT and
@@ -100,7 +100,7 @@ grep -A1 "xprt:.*rdma" /proc/self/mountstats >"$W/client-mountstats" 2>/dev/null
 umount_rdma
 touch "$W/client-unmounted"
 # INTEROP_CONFORM=1: rpcrdma-cm conform against the server, judged on the
-# host (scripts/interop.sh, selftests/rpcrdma_cm/conform_expect.sh), once
+# host (scripts/guest/interop.sh, selftests/rpcrdma_cm/conform_expect.sh), once
 # the server has its capture and trace of the row's connection.
 if [ "${INTEROP_CONFORM:-0}" = 1 ] && wait_for_file 120 "$W/server-captured"; then
 	target=$(interop_addr server)

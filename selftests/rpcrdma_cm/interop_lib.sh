@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Helpers of the interop matrix's guest halves (interop_server.sh,
-# interop_client.sh; scripts/interop.sh runs them). Source after lib.sh.
+# interop_client.sh; scripts/guest/interop.sh runs them). Source after lib.sh.
 #
-# Environment (set by scripts/interop.sh):
+# Environment (set by scripts/guest/interop.sh):
 #   INTEROP_TRANSPORT  rxe (soft-RoCE, the default) or siw (soft-iWARP)
 #   INTEROP_FAMILY     4 (192.0.2.0/24, the default) or 6 (2001:db8:2::/64)
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Server half of one interop matrix row (scripts/interop.sh runs it in the
+# Server half of one interop matrix row (scripts/guest/interop.sh runs it in the
 # server guest). Usage: interop_server.sh SHARED_DIR [MODULE_PARAMS]
 #
 # MODULE_PARAMS: empty for no rpcrdma_cm (a stock kernel has no hook), "-"

@@ -4,7 +4,7 @@
 # that shares the host's userspace; source this file, then the kselftest
 # KTAP helpers are available too.
 #
-# Environment (set by scripts/guest.sh):
+# Environment (set by scripts/guest/guest.sh):
 #   KSFT_DIR       the kernel tree's tools/testing/selftests
 #   RPCRDMA_CM_KO  path of rpcrdma_cm.ko
 

@@ -6,7 +6,7 @@
 # EVENT=xprtrdma_cm_private) and cm_storm.sh (nfsd, ROLE=responder,
 # EVENT=svcrdma_cm_private). Source after lib.sh; set ROLE, WORK, STATS,
 # CONNS first. The oracle is $RPCRDMA_CM_ORACLE, by default the
-# repository's scripts/rfc8797_oracle.py.
+# repository's scripts/guest/rfc8797_oracle.py.
 #
 # A set NAME leaves in $WORK: NAME.peer (what the userspace peer sent, one
 # hex line per connection, "-" for nothing), NAME.trace (the kernel's
@@ -15,7 +15,7 @@
 # once (one oracle process per set: the guests run under TCG) and
 # check_set reports.
 
-ORACLE=${RPCRDMA_CM_ORACLE:-$(dirname "${BASH_SOURCE[0]}")/../../scripts/rfc8797_oracle.py}
+ORACLE=${RPCRDMA_CM_ORACLE:-$(dirname "${BASH_SOURCE[0]}")/../../scripts/guest/rfc8797_oracle.py}
 
 # counters: ROLE's counters, "name=value" one a line.
 counters() {
@@ -45,7 +45,7 @@ trace_fields() {
 # reconcile NAME PAD: for each connection, what the kernel traced against
 # what the peer sent (PAD: the octets the CM delivers, 196 for a REP and
 # 56 for a REQ on IB/RoCE, 0 = exact on iWARP) and against RFC 8797 as the
-# independent oracle gives it (scripts/rfc8797_oracle.py negotiate: this
+# independent oracle gives it (scripts/guest/rfc8797_oracle.py negotiate: this
 # side's own message, from the event, against the peer's octets; written
 # from the RFC, not from the module's protocol core). Writes NAME.expected
 # ("conformance reserved send recv ri" per connection) and

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Client half of the two-guest test (scripts/two-guest.sh runs it in the
+# Client half of the two-guest test (scripts/guest/two-guest.sh runs it in the
 # client guest). Usage: two_guest_client.sh SHARED_DIR [MODULE_PARAMS]
 #
 # With MODULE_PARAMS ("-" for none), rpcrdma_cm is loaded with them first.

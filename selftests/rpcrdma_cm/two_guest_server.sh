@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Server half of the two-guest test (scripts/two-guest.sh runs it in the
+# Server half of the two-guest test (scripts/guest/two-guest.sh runs it in the
 # server guest). Usage: two_guest_server.sh SHARED_DIR [MODULE_PARAMS]
 #
 # With MODULE_PARAMS ("-" for none), rpcrdma_cm ($RPCRDMA_CM_KO) is loaded

@@ -6,7 +6,7 @@
 //! guests (stock Linux, RoCE v2) and copies with other private data,
 //! another service port or an unknown communication ID; mpa.pcap, the MPA
 //! exchanges of rpcrdma-cm probing nfsd over siw, and copies. tshark is
-//! installed by scripts/deps.sh; without it these tests fail.
+//! installed by scripts/kernel/deps.sh; without it these tests fail.
 
 use std::path::Path;
 use std::process::Command;
@@ -31,7 +31,7 @@ fn dissect(pcap: &str, filter: &str) -> String {
         .args(["-e", "rpcrdma_cm.version", "-e", "rpcrdma_cm.magic"])
         .args(["-e", "_ws.expert.severity"])
         .output()
-        .expect("tshark (scripts/deps.sh installs it)");
+        .expect("tshark (scripts/kernel/deps.sh installs it)");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("Lua: Error"), "{stderr}");

@@ -2,7 +2,7 @@
 
 //! `bench-nfs-report`: the report of `make bench-nfs`.
 //!
-//! Reads the run directories scripts/bench-nfs.sh leaves (one per
+//! Reads the run directories scripts/bench/bench-nfs.sh leaves (one per
 //! configuration: `config.json`, `client-results.jsonl`, `client-trace`,
 //! `server-trace`, `packets.tsv`; and `connect-cost/` with the
 //! `rpcrdma-cm probe --count --json` output of both sides; each

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// `config.json`, written by scripts/bench-nfs.sh.
+/// `config.json`, written by scripts/bench/bench-nfs.sh.
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Short name (`stock-4k`, `cm-64k`, ...).
@@ -64,7 +64,7 @@ impl Negotiated {
     }
 }
 
-/// One line of `client-results.jsonl` (scripts/bench_nfs_workload.py).
+/// One line of `client-results.jsonl` (scripts/bench/bench_nfs_workload.py).
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
 pub struct ClientRecord {
     /// The workload.
@@ -115,7 +115,7 @@ pub struct ReceiveBuffers {
 
 /// What one side's transport keeps allocated for the memory phase's
 /// connections: `client-memory.json` or `server-memory.json`
-/// (scripts/bench_nfs_memory.py).
+/// (scripts/bench/bench_nfs_memory.py).
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq, Default)]
 pub struct Memory {
     /// The connections the phase held open (nconnect).
@@ -309,7 +309,7 @@ impl Run {
                 )));
             }
             // Every NFS operation mountstats counted was marshalled at least
-            // once inside the trace's window, which scripts/bench_nfs_workload.py
+            // once inside the trace's window, which scripts/bench/bench_nfs_workload.py
             // opens before and closes after the counters' (the trace also sees
             // retransmissions; mountstats' sends also count backchannel
             // replies, which are not marshalled, so neither count equals the

@@ -5,21 +5,21 @@
 # broken module or a wrong guest would have left them, and check that the
 # interop matrix and the bench smoke turn each one red. Boots nothing.
 #
-#   scripts/judge-mutants.sh KEPT_ROWS BENCH_SMOKE_DIR
+#   scripts/check/judge-mutants.sh KEPT_ROWS BENCH_SMOKE_DIR
 #
 # KEPT_ROWS is INTEROP_KEEP of an interop run that kept the rows
 # module-asym-x-module-asym, stock-x-module and module7.3-x-stock6.12 (make
 # check keeps them in build/check/interop-kept), BENCH_SMOKE_DIR the output
-# of scripts/bench-nfs-smoke.sh (build/check/bench-smoke). Prints KTAP: a
+# of scripts/bench/bench-nfs-smoke.sh (build/check/bench-smoke). Prints KTAP: a
 # test passes when the unchanged rows are judged ok and each mutant is
 # judged not ok by the check named.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 kept=${1:?KEPT_ROWS}
 bench=${2:?BENCH_SMOKE_DIR}
 kbase_set 7.3
-kdir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
+kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)
 # shellcheck source=/dev/null
 . "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
 work=$(mktemp -d /tmp/rpcrdma-cm-mutants.XXXXXX)
@@ -36,7 +36,7 @@ ktap_set_plan 11
 
 # judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line.
 judged() {
-	"$RPCRDMA_CM_TOP/scripts/interop.sh" --recheck "$1" --rows "$2" 2>&1 | grep -E '^(not )?ok [0-9]+ '
+	"$RPCRDMA_CM_TOP/scripts/guest/interop.sh" --recheck "$1" --rows "$2" 2>&1 | grep -E '^(not )?ok [0-9]+ '
 }
 # mutant ROW: a fresh copy of the kept ROW in $work; prints its directory.
 mutant() {
@@ -139,7 +139,7 @@ ktap_test_result "a module side with no tracepoint line: the negotiation check f
 # is not ok on DIR.
 bench_red() {
 	local out
-	out=$("$RPCRDMA_CM_TOP/scripts/bench-nfs-smoke.sh" --checks-only "$1" 2>&1 | grep -E '^(not )?ok [0-9]+ ')
+	out=$("$RPCRDMA_CM_TOP/scripts/bench/bench-nfs-smoke.sh" --checks-only "$1" 2>&1 | grep -E '^(not )?ok [0-9]+ ')
 	grep "^not ok" <<<"$out" | sed 's/^/# /'
 	grep -qF "$2" <<<"$(grep '^not ok' <<<"$out")"
 }

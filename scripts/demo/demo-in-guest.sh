@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Inside the guest (see scripts/run-demo.sh): the same NFSv4.2-over-RDMA
+# Inside the guest (see scripts/demo/run-demo.sh): the same NFSv4.2-over-RDMA
 # mount and workload twice, stock (rpcrdma_cm not loaded) and with
 # rpcrdma_cm loaded (both ends 64 KB, Remote Invalidation on, unless
 # RPCRDMA_CM_PARAMS says otherwise). Client and server are this guest, over
@@ -12,8 +12,8 @@
 set -u
 DIR=$(dirname "$(readlink -f "$0")")
 KSFT_DIR=${KSFT_DIR:?}
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
-. "$DIR/../selftests/rpcrdma_cm/lib.sh"
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
+. "$DIR/../../selftests/rpcrdma_cm/lib.sh"
 
 MODULE_PARAMS=${RPCRDMA_CM_PARAMS:-"requester_send_size=65536 requester_recv_size=65536 responder_send_size=65536 responder_recv_size=65536 remote_invalidation=Y"}
 T=/sys/kernel/tracing

@@ -14,8 +14,8 @@
 # SHARED_DIR/callbacks-ROUND.txt.
 
 DIR=$(dirname "$(readlink -f "$0")")
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
-. "$DIR/../selftests/rpcrdma_cm/lib.sh"
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
+. "$DIR/../../selftests/rpcrdma_cm/lib.sh"
 W=${1:?shared directory}
 CONNECTS=${2:?connects per side}
 ROUNDS=4

@@ -9,14 +9,14 @@
 # The client mounts the server over RDMA; the server captures UDP 4791; the
 # host decodes the capture with tshark. Prints KTAP; exit 0 only if all pass.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
 . "$KSFT_DIR/kselftest/ktap_helpers.sh"
 T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
 . "$T/lib.sh"
 TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 

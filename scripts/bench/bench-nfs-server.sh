@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Server half of 'make bench-nfs' (scripts/bench-nfs.sh runs it in the
+# Server half of 'make bench-nfs' (scripts/bench/bench-nfs.sh runs it in the
 # server guest). Usage: bench-nfs-server.sh SHARED_DIR [MODULE_PARAMS]
 #
 # MODULE_PARAMS: "" stock (rpcrdma_cm not loaded), "-" rpcrdma_cm with its
@@ -17,8 +17,8 @@
 # SHARED_DIR/server-memory.json (bench_nfs_memory.py).
 
 DIR=$(dirname "$(readlink -f "$0")")
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
-. "$DIR/../selftests/rpcrdma_cm/lib.sh"
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
+. "$DIR/../../selftests/rpcrdma_cm/lib.sh"
 # shellcheck source=bench-nfs-memory.sh
 . "$DIR/bench-nfs-memory.sh"
 W=${1:?shared directory}

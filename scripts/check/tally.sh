@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# The tally of 'make check' (scripts/check.sh sources this file): each
+# The tally of 'make check' (scripts/check/check.sh sources this file): each
 # function reads one stage's log and adds to the globals passed, failed,
 # skipped and failures (an array of names, printed as "FAILED: ..." lines).
 #

@@ -3,7 +3,7 @@
 #
 # Build (or reuse) the rpcrdma_cm test kernel.
 #
-#   scripts/build-kernel.sh [--print-dir] [default|debug]
+#   scripts/kernel/build-kernel.sh [--print-dir] [default|debug]
 #
 # The kernel base is RPCRDMA_CM_KBASE (6.12 or 7.3, see lib.sh): its Debian
 # source and its series, patches/<base>/. The tree lives outside the
@@ -13,7 +13,7 @@
 # this script. An unchanged input set reuses the tree; any change builds a new
 # one. --print-dir prints that directory without building.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 print_only=0
 variant=default

@@ -10,9 +10,9 @@
 # The wall clock of a TCG guest is slow and noisy in absolute terms; what
 # matters is how the three numbers compare.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 [ -f "$kdir/vmlinux" ] || rpcrdma_cm_die "no kernel at $kdir: run 'make kernel'"
 out=$RPCRDMA_CM_TOP/build/bench-table
 rm -rf "$out"
@@ -23,7 +23,7 @@ rm -f "$out"/*.o "$out"/.*.cmd "$out"/*.ko "$out"/*.mod "$out"/*.mod.c
 make -s -C "$kdir" M="$out" $(kernel_make_args) RPCRDMA_CM_BENCH=1 modules
 ko=$out/rpcrdma_cm.ko
 echo "bench-table: loading $ko in a guest (the benchmark runs at load)"
-"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${BENCH_TABLE_TIMEOUT:-900}" -- \
+"$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kdir "$kdir" --timeout "${BENCH_TABLE_TIMEOUT:-900}" -- \
 	sh -c "modprobe rpcrdma && insmod '$ko' && rmmod rpcrdma_cm; dmesg | grep 'rpcrdma_cm: bench:'" |
 	tee "$out/result.txt"
 n=$(grep -c 'table_ns_per_cycle_best=' "$out/result.txt" || true)

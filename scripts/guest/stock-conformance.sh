@@ -3,7 +3,7 @@
 #
 # The stock-conformance tests can fail: selftests/rpcrdma_cm/
 # cm_stock_conformance.sh (RFC 8797 in svcrdma itself, no module) on the
-# unpatched kernel of RPCRDMA_CM_KBASE (scripts/build-stock-kernel.sh;
+# unpatched kernel of RPCRDMA_CM_KBASE (scripts/kernel/build-stock-kernel.sh;
 # it must be built). The series' kernel passes every subtest (the guest
 # suite runs the program there); the stock kernel must fail exactly the
 # checks the series fixes, per transport (rxe, siw):
@@ -22,12 +22,12 @@
 # and pass the others (the grace period, the Replies that fit, a requester
 # that sent nothing). Prints KTAP, one test per subtest of the program.
 #
-#   scripts/stock-conformance.sh
-#   STOCK_CONFORMANCE_LOG=SAVED scripts/stock-conformance.sh   (judge a saved run)
+#   scripts/guest/stock-conformance.sh
+#   STOCK_CONFORMANCE_LOG=SAVED scripts/guest/stock-conformance.sh   (judge a saved run)
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-kdir=$("$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir)
+kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir)
 [ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no stock $RPCRDMA_CM_KBASE kernel in $kdir: run 'make stock-kernel'"
 # shellcheck source=/dev/null
 . "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
@@ -39,7 +39,7 @@ trap 'rm -f "$log" "$log.conform"' EXIT
 if [ -n "${STOCK_CONFORMANCE_LOG:-}" ]; then
 	cp "$STOCK_CONFORMANCE_LOG" "$log"
 else
-	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no "$RPCRDMA_CM_TOP/scripts/selftests.sh" cm_stock_conformance.sh cm_conform.sh >"$log" 2>&1
+	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no "$RPCRDMA_CM_TOP/scripts/guest/selftests.sh" cm_stock_conformance.sh cm_conform.sh >"$log" 2>&1
 fi
 # The log without the console's carriage returns (read whole by grep -q
 # below: a grep -q at the end of a pipe under pipefail would fail the

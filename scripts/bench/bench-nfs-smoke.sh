@@ -7,18 +7,18 @@
 # the memory phase, two guest pairs, about 3 minutes under TCG. Prints
 # KTAP; exit 0 only if all pass.
 #
-#   scripts/bench-nfs-smoke.sh [--checks-only DIR]
+#   scripts/bench/bench-nfs-smoke.sh [--checks-only DIR]
 #
 # --checks-only DIR judges an existing output directory of bench-nfs.sh
 # instead of running it (to see the checks fail on broken input).
 # BENCH_SMOKE_N: creates (default 20). Output: build/check/bench-smoke.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 KSFT_DIR=$kdir/tools/testing/selftests
 # The KTAP helpers and no_kernel_report.
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
 . "$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/lib.sh"
 N=${BENCH_SMOKE_N:-20}
 out=$RPCRDMA_CM_TOP/build/check/bench-smoke
@@ -33,7 +33,7 @@ ktap_print_header
 ktap_set_plan 11
 
 if [ $run = 1 ]; then
-	"$RPCRDMA_CM_TOP/scripts/bench-nfs.sh" --n "$N" --configs stock-4k,cm-64k --workloads create,read-8k \
+	"$RPCRDMA_CM_TOP/scripts/bench/bench-nfs.sh" --n "$N" --configs stock-4k,cm-64k --workloads create,read-8k \
 		--connects 0 --out "$out" 2>&1 | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
 else

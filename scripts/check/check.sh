@@ -7,7 +7,7 @@
 # (CHECK_CUT_PROGS; its two-guest test is 'make two-guest KBASE=...'); the
 # cross rows of the interop matrix pair the two.
 #
-#   deps        scripts/deps.sh (idempotent; aborts the run if it fails)
+#   deps        scripts/kernel/deps.sh (idempotent; aborts the run if it fails)
 #   host        cargo test --no-fail-fast of the workspace (each cargo test
 #               counts; a test binary without a result is a failure)
 #   script tests  scripts/tests/*.sh, the shell library's own tests with
@@ -17,7 +17,7 @@
 #               foreground, the cut base's in the background (nice 19)
 #               while the full base's guests run
 #   module      rpcrdma_cm.ko (one test), kept in build/module/<base>/
-#   lint        scripts/lint.sh (each check counts; fewer than its plan or
+#   lint        scripts/check/lint.sh (each check counts; fewer than its plan or
 #               a non-zero exit without a failing check is a failure); the
 #               host checks once, the module's clippy and checkpatch of the
 #               base's series per base
@@ -27,37 +27,37 @@
 #               no result, is a failure; a program skipped as a whole is a
 #               failure unless RPCRDMA_CM_ALLOW_SKIP=prog1,prog2 allows it):
 #               all of them on the full base, CHECK_CUT_PROGS on the other
-#   two-guest   scripts/two-guest.sh on the full base (each KTAP test counts;
+#   two-guest   scripts/guest/two-guest.sh on the full base (each KTAP test counts;
 #               fewer than its plan or a non-zero exit without a failing
 #               test is a failure)
-#   bench-nfs-smoke  scripts/bench-nfs-smoke.sh on the full base, the smoke
+#   bench-nfs-smoke  scripts/bench/bench-nfs-smoke.sh on the full base, the smoke
 #               cut of 'make bench-nfs' (each KTAP test counts, as for two-guest)
-#   stock kernels  scripts/build-stock-kernel.sh per base, the unpatched peers
+#   stock kernels  scripts/kernel/build-stock-kernel.sh per base, the unpatched peers
 #               of the interop matrix, built incrementally from the test
 #               kernel's tree (one test each), in the background after the
 #               cut base's kernel
-#   interop     scripts/interop.sh --cut on the full base and --cross, the
+#   interop     scripts/guest/interop.sh --cut on the full base and --cross, the
 #               rows that pair 7.3 with 6.12 (each KTAP test counts); the
 #               rows' files are kept in build/check/interop-kept, so that
-#               'scripts/interop.sh --recheck' can judge them again
-#   stock conformance  scripts/stock-conformance.sh on the full base: the
+#               'scripts/guest/interop.sh --recheck' can judge them again
+#   stock conformance  scripts/guest/stock-conformance.sh on the full base: the
 #               stock kernel fails exactly the checks of
 #               cm_stock_conformance.sh the series fixes (each KTAP test
 #               counts)
-#   judge-mutants  scripts/judge-mutants.sh: corrupted copies of the kept
+#   judge-mutants  scripts/check/judge-mutants.sh: corrupted copies of the kept
 #               rows and bench output (a swapped or size-ignoring
 #               negotiation, a wrong kernel, another connection's REQ/REP,
 #               an oops in a bench guest) must each be judged not ok
-#   upstream-series  scripts/upstream-series.sh --preview: both series cut
+#   upstream-series  scripts/kernel/upstream-series.sh --preview: both series cut
 #               into their mail sets, addressed, checkpatch'd and their
 #               Fixes: tags checked (one result)
 #
-# The tally's rules are in scripts/tally.sh.
+# The tally's rules are in scripts/check/tally.sh.
 #
 # Ends with one line "N passed, N failed, N skipped"; exits 1 if any failed.
 # Logs are kept in build/check/.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tally.sh"
 cd "$RPCRDMA_CM_TOP"
 require_root "make check"
@@ -121,7 +121,7 @@ build_base() {
 	objects=$(tr -s ' ' '\n' <module/rpcrdma_cm.mod 2>/dev/null | grep . |
 		sed -e "s|^$PWD/module/||" -e 's|^\./||' | sort | paste -sd ' ')
 	want="rpcrdma_cm_main.o rpcrdma_cm_shim.o"
-	kdir=$(scripts/build-kernel.sh --print-dir)
+	kdir=$(scripts/kernel/build-kernel.sh --print-dir)
 	[ -f "$kdir/rust/kernel/debugfs.rs" ] && [ -f "$kdir/rust/kernel/module_param.rs" ] &&
 		want="rpcrdma_cm_main.o"
 	[ "$objects" = "$want" ]
@@ -131,7 +131,7 @@ build_base() {
 	[ "$kernel_rc" -eq 0 ] && [ $module_rc -eq 0 ] && built[$base]=1
 
 	note "lint $base"
-	run_step "lint $base" "$logs/lint-$base.log" progress_last_line env LINT_SCOPE="$scope" scripts/lint.sh
+	run_step "lint $base" "$logs/lint-$base.log" progress_last_line env LINT_SCOPE="$scope" scripts/check/lint.sh
 	lint_rc=$?
 	sed 's/^ok - /ok 0 /; s/^not ok - /not ok 0 /' "$logs/lint-$base.log" >"$logs/lint-$base.ktap"
 	tally_ktap "lint $base" "$logs/lint-$base.ktap" "$lint_rc"
@@ -168,12 +168,12 @@ bg_step() {
 (
 	renice -n 19 -p "$BASHPID" >/dev/null
 	bg_step kernel-$cut_base "$logs/kernel-$cut_base.log" "$cut_base" \
-		scripts/build-kernel.sh default
+		scripts/kernel/build-kernel.sh default
 	bg_step stock-$CHECK_FULL_BASE "$logs/stock-kernel-$CHECK_FULL_BASE.log" "$CHECK_FULL_BASE" \
-		scripts/build-stock-kernel.sh
+		scripts/kernel/build-stock-kernel.sh
 	[ "$(cat "$logs/bg-kernel-$cut_base.rc")" = 0 ] &&
 		bg_step stock-$cut_base "$logs/stock-kernel-$cut_base.log" "$cut_base" \
-			scripts/build-stock-kernel.sh
+			scripts/kernel/build-stock-kernel.sh
 ) </dev/null &
 background=$!
 # kill_tree PID: PID and everything it started (the background builds when
@@ -219,7 +219,7 @@ guest_suite() {
 	# 4 minutes less under TCG.
 	RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-20} \
 		RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536} \
-		run_step "selftests $base" "$logs/selftests-$base.log" progress_ktap scripts/selftests.sh "$@"
+		run_step "selftests $base" "$logs/selftests-$base.log" progress_ktap scripts/guest/selftests.sh "$@"
 	st_rc=$?
 	# Each subtest counts; each program's result is paired with its own
 	# subtests; a whole-program skip fails unless RPCRDMA_CM_ALLOW_SKIP
@@ -237,7 +237,7 @@ guest_suite() {
 	# cm_kunit.sh on one without the abstraction's KUnit tests: allowed
 	# there only.
 	local allow=${RPCRDMA_CM_ALLOW_SKIP:-} tree
-	tree=$(scripts/build-kernel.sh --print-dir)
+	tree=$(scripts/kernel/build-kernel.sh --print-dir)
 	[ -f "$tree/rust/kernel/debugfs.rs" ] ||
 		allow="${allow:+$allow,}debugfs_unload.sh"
 	grep -qx 'CONFIG_FAILSLAB=y' "$tree/.config" ||
@@ -263,10 +263,10 @@ fi
 kbase_set "$CHECK_FULL_BASE"
 if [ -n "${built[$CHECK_FULL_BASE]:-}" ]; then
 	note "two-guest test $CHECK_FULL_BASE (two guests, about 3 minutes under TCG)"
-	run_step "two-guest $CHECK_FULL_BASE" "$logs/two-guest-$CHECK_FULL_BASE.log" progress_ktap scripts/two-guest.sh
+	run_step "two-guest $CHECK_FULL_BASE" "$logs/two-guest-$CHECK_FULL_BASE.log" progress_ktap scripts/guest/two-guest.sh
 	tally_ktap "two-guest $CHECK_FULL_BASE" "$logs/two-guest-$CHECK_FULL_BASE.log" $?
 	note "bench-nfs smoke $CHECK_FULL_BASE (two guest pairs, about 2 minutes under TCG, 4 on busy cores)"
-	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench-nfs-smoke.sh
+	run_step "bench-nfs smoke" "$logs/bench-nfs-smoke.log" progress_ktap scripts/bench/bench-nfs-smoke.sh
 	tally_ktap bench-nfs-smoke "$logs/bench-nfs-smoke.log" $?
 fi
 
@@ -306,13 +306,13 @@ for base in "$CHECK_FULL_BASE" "$cut_base"; do
 done
 wait "$background"
 
-# interop_rows WHICH TABLE WHAT: scripts/interop.sh --WHICH (cut or cross),
+# interop_rows WHICH TABLE WHAT: scripts/guest/interop.sh --WHICH (cut or cross),
 # its table in build/check/TABLE, its rows kept in build/check/interop-kept;
 # tallied as interop-WHICH.
 interop_rows() {
-	note "interop $1 ($(scripts/interop.sh "--$1" --list | grep -c .) pairs of guests, $3)"
+	note "interop $1 ($(scripts/guest/interop.sh "--$1" --list | grep -c .) pairs of guests, $3)"
 	run_step "interop $1" "$logs/interop-$1.log" progress_ktap \
-		env INTEROP_TABLE="$logs/$2" INTEROP_KEEP="$logs/interop-kept" scripts/interop.sh "--$1"
+		env INTEROP_TABLE="$logs/$2" INTEROP_KEEP="$logs/interop-kept" scripts/guest/interop.sh "--$1"
 	tally_ktap "interop-$1" "$logs/interop-$1.log" $?
 }
 kbase_set "$CHECK_FULL_BASE"
@@ -329,11 +329,11 @@ fi
 
 # The stock-conformance tests can fail: cm_stock_conformance.sh on the
 # unpatched kernel of the full base fails exactly the checks the series
-# fixes (scripts/stock-conformance.sh; one guest, about 2 minutes).
+# fixes (scripts/guest/stock-conformance.sh; one guest, about 2 minutes).
 if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
 	kbase_set "$CHECK_FULL_BASE"
 	note "stock conformance on the unpatched $CHECK_FULL_BASE kernel (one guest, about 2 minutes under TCG)"
-	run_step "stock conformance" "$logs/stock-conformance.log" progress_ktap scripts/stock-conformance.sh
+	run_step "stock conformance" "$logs/stock-conformance.log" progress_ktap scripts/guest/stock-conformance.sh
 	tally_ktap stock-conformance "$logs/stock-conformance.log" $?
 else
 	count "stock conformance (no stock $CHECK_FULL_BASE kernel)" 1
@@ -342,16 +342,16 @@ fi
 # The judges can fail: corrupted copies of the rows and the bench output
 # this run kept must each be judged not ok (rows of the 7.3 base).
 if [ "$CHECK_FULL_BASE" = 7.3 ]; then
-	note "the judges can fail (scripts/judge-mutants.sh: corrupted copies of the kept rows, seconds)"
-	scripts/judge-mutants.sh "$logs/interop-kept" "$logs/bench-smoke" >"$logs/judge-mutants.log" 2>&1
+	note "the judges can fail (scripts/check/judge-mutants.sh: corrupted copies of the kept rows, seconds)"
+	scripts/check/judge-mutants.sh "$logs/interop-kept" "$logs/bench-smoke" >"$logs/judge-mutants.log" 2>&1
 	tally_ktap judge-mutants "$logs/judge-mutants.log" $?
 fi
 
 # The mail the series would be: 'make upstream-series --preview' on both
 # bases' trees (recipients, checkpatch, Fixes: against the evidence), so
 # that the target cannot rot. One result.
-note "upstream series preview (scripts/upstream-series.sh --preview, seconds)"
-scripts/upstream-series.sh --preview 7.3 6.12 >"$logs/upstream-series.log" 2>&1
+note "upstream series preview (scripts/kernel/upstream-series.sh --preview, seconds)"
+scripts/kernel/upstream-series.sh --preview 7.3 6.12 >"$logs/upstream-series.log" 2>&1
 count "upstream-series --preview: both series cut, addressed and checked (build/check/upstream-series.log)" $?
 
 note "done in $(($(date +%s) - start)) s"

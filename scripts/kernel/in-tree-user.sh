@@ -6,11 +6,11 @@
 # rpcrdma_cm/, CONFIG_SUNRPC_XPRT_RDMA_CM), generated from the one source
 # the out-of-tree build compiles, so that the two cannot drift.
 #
-#   scripts/in-tree-user.sh check
+#   scripts/kernel/in-tree-user.sh check
 #       Exit 0 when every file the in-tree patch adds equals its source in
 #       this repository, stripped as below (KTAP, one test per file); the
 #       drift check of 'make lint' and 'make check'. Needs no kernel tree.
-#   scripts/in-tree-user.sh generate TREE
+#   scripts/kernel/in-tree-user.sh generate TREE
 #       Write the patch again from the sources, on top of TREE, a git tree
 #       of the 7.3 series (the test kernel's cache tree or any clone): its
 #       commit of the series' patch before this one is the parent. Run it
@@ -18,14 +18,14 @@
 #
 # The in-tree copy is the kernel crate build (what the out-of-tree Kbuild
 # builds for Linux 7.3), without the out-of-tree scaffolding:
-# scripts/in-tree-strip.awk drops the C shim's and the table benchmark's
+# scripts/kernel/in-tree-strip.awk drops the C shim's and the table benchmark's
 # items, the host unit tests, the compile_error! for builds without Kbuild
 # and the doctest lines naming the host crate, and the kernel crate
 # boundary's cfg. The patch also adds a MAINTAINERS entry for the Rust
 # files; its M: (and R:) lines are the submitter's, written by
-# scripts/upstream-series.sh, since no name is invented here.
+# scripts/kernel/upstream-series.sh, since no name is invented here.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 SERIES=$RPCRDMA_CM_TOP/patches/7.3
 SUBJECT="SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private data hooks"
@@ -48,7 +48,7 @@ the_patch() {
 
 # stripped SRC: the in-tree copy of the repository file SRC.
 stripped() {
-	awk -f "$RPCRDMA_CM_TOP/scripts/in-tree-strip.awk" "$RPCRDMA_CM_TOP/$1"
+	awk -f "$RPCRDMA_CM_TOP/scripts/kernel/in-tree-strip.awk" "$RPCRDMA_CM_TOP/$1"
 }
 
 # The MAINTAINERS entry the patch adds (without M:/R:, see above).
@@ -110,14 +110,14 @@ check() {
 		read -r intree src <<<"$pair"
 		n=$((n + 1))
 		if ! stripped "$src" >/dev/null; then
-			echo "not ok $n $src cannot be stripped (scripts/in-tree-strip.awk says why above)"
+			echo "not ok $n $src cannot be stripped (scripts/kernel/in-tree-strip.awk says why above)"
 			bad=1
 			continue
 		fi
 		if diff -u <(stripped "$src") <(added_file "$patch" "$intree") >/tmp/in-tree-user.diff.$$ 2>&1; then
 			echo "ok $n $intree equals $src, stripped"
 		else
-			echo "not ok $n $intree differs from $src (run scripts/in-tree-user.sh generate TREE)"
+			echo "not ok $n $intree differs from $src (run scripts/kernel/in-tree-user.sh generate TREE)"
 			head -20 /tmp/in-tree-user.diff.$$ | sed 's/^/# /'
 			bad=1
 		fi
@@ -135,7 +135,7 @@ check() {
 	if [ -z "$left" ]; then
 		echo "ok $n the in-tree copy has no out-of-tree cfg, test module, compile_error! or host crate name"
 	else
-		echo "not ok $n the in-tree copy still has out-of-tree scaffolding (extend scripts/in-tree-strip.awk)"
+		echo "not ok $n the in-tree copy still has out-of-tree scaffolding (extend scripts/kernel/in-tree-strip.awk)"
 		echo "$left" | head -10 | sed 's/^/# /'
 		bad=1
 	fi

@@ -3,7 +3,7 @@
 #
 # make upstream-series: the kernel series as mail for its maintainers.
 #
-#   scripts/upstream-series.sh [--preview] [BASE...]    (BASE: 7.3 6.12; default both)
+#   scripts/kernel/upstream-series.sh [--preview] [BASE...]    (BASE: 7.3 6.12; default both)
 #
 # For each base, from its series as the test kernel's git tree holds it
 # ('make kernel KBASE=<base>'; every commit is checked against
@@ -45,7 +45,7 @@
 # check passed, 1 when one failed, 2 when the identity was refused or
 # the input is missing.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 preview=0
 bases=()
@@ -158,7 +158,7 @@ add_headers() {
 
 for base in "${bases[@]}"; do
 	kbase_set "$base"
-	kdir=$(RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
+	kdir=$(RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)
 	[ -d "$kdir/.git" ] || { echo "upstream-series: no $base kernel tree ($kdir): run 'make kernel KBASE=$base'" >&2; exit 2; }
 	say ""
 	say "== $base: series patches/$base, tree $kdir"

@@ -5,9 +5,9 @@
 # base RPCRDMA_CM_KBASE names, see lib.sh),
 # kconfig fragment and toolchain as the default test kernel, with no patch
 # applied. It is the kernel users run next to a host with rpcrdma_cm, and
-# the interop matrix (scripts/interop.sh) boots it as the unpatched peer.
+# the interop matrix (scripts/guest/interop.sh) boots it as the unpatched peer.
 #
-#   scripts/build-stock-kernel.sh [--print-dir] [default|debug]
+#   scripts/kernel/build-stock-kernel.sh [--print-dir] [default|debug]
 #
 # debug adds kconfig/debug.config (KASAN, kmemleak, lockdep), as
 # build-kernel.sh debug does: the unpatched kernel on which the stock
@@ -18,16 +18,16 @@
 # toolchain versions and this script, and NOT patches/: the series may
 # change, the stock kernel stays the same (built once).
 #
-# Built incrementally from the default test tree (scripts/build-kernel.sh
+# Built incrementally from the default test tree (scripts/kernel/build-kernel.sh
 # --print-dir; it must be built): the tree is copied with its objects and
 # timestamps, its git work tree is reset to the "Debian linux-source-<base>"
 # commit (only the files the series touched get new timestamps), and make
 # recompiles what depends on them (sunrpc, xprtrdma, the Rust bindings).
 # Without a built default tree it builds from scratch with
-# scripts/build-kernel.sh's own steps on a copy of the repository's
+# scripts/kernel/build-kernel.sh's own steps on a copy of the repository's
 # scripts and kconfig with an empty patches/.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 print_only=0
 variant=default
@@ -70,7 +70,7 @@ if [ -f "$dir/built" ]; then
 fi
 
 base_subject="Debian $KBASE_SOURCE_PKG"
-default=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir "$variant")
+default=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir "$variant")
 start=$(date +%s)
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -110,10 +110,10 @@ echo "kernel: from scratch (no built default tree at $default)"
 scratch=$(mktemp -d "$RPCRDMA_CM_CACHE/stock-scratch.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/top/scripts" "$scratch/top/patches/$RPCRDMA_CM_KBASE" "$scratch/cache"
-cp "$RPCRDMA_CM_TOP/scripts/build-kernel.sh" "$RPCRDMA_CM_TOP/scripts/lib.sh" "$scratch/top/scripts/"
+cp "$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" "$RPCRDMA_CM_TOP/scripts/lib.sh" "$scratch/top/scripts/"
 cp -r "$RPCRDMA_CM_TOP/kconfig" "$scratch/top/"
-RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/build-kernel.sh" "$variant"
-built=$(RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/build-kernel.sh" --print-dir "$variant")
+RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/kernel/build-kernel.sh" "$variant"
+built=$(RPCRDMA_CM_CACHE=$scratch/cache "$scratch/top/scripts/kernel/build-kernel.sh" --print-dir "$variant")
 rmdir "$dir"
 mv "$(dirname "$built")" "$dir"
 echo "kernel: stock built from scratch in $(($(date +%s) - start)) s: $dir/linux"

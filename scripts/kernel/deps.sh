@@ -17,7 +17,7 @@ set -euo pipefail
 # generated bindings under a tested series.
 # The versions are in scripts/lib.sh (LINUX_*_SOURCE_VERSION,
 # BINDGEN_*_VERSION), which the kernel builds read too.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 LINUX_SOURCE_VERSION=$LINUX_6_12_SOURCE_VERSION
 # SHA256 of linux-source-7.3_7.3.4-1~bpo13+1_all.deb (checked after download;
 # the signed Packages index says the same, this pins it against a rebuild).
@@ -138,7 +138,7 @@ fetch_linux_source_7_3() {
 	(cd "$work" && $SUDO apt-get "${opts[@]}" download "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION") ||
 		die "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION is not in trixie-backports any more" \
 			"($(apt-cache "${opts[@]}" policy linux-source-7.3 | sed -n 's/ *Candidate: //p') is):" \
-			"update LINUX_7_3_SOURCE_VERSION and LINUX_7_3_SOURCE_SHA256 in scripts/deps.sh on purpose"
+			"update LINUX_7_3_SOURCE_VERSION and LINUX_7_3_SOURCE_SHA256 in scripts/kernel/deps.sh on purpose"
 	deb=("$work"/linux-source-7.3_*_all.deb)
 	echo "$LINUX_7_3_SOURCE_SHA256  ${deb[0]}" | sha256sum -c --quiet - ||
 		die "${deb[0]##*/}: checksum differs from the pinned LINUX_7_3_SOURCE_SHA256"

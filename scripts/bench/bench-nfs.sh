@@ -4,12 +4,12 @@
 # 'make bench-nfs': what the negotiated inline thresholds and Remote
 # Invalidation save per NFS RPC, on the wire, stock against rpcrdma_cm.
 #
-#   scripts/bench-nfs.sh [--n N] [--configs C1,C2,...] [--workloads W1,...]
+#   scripts/bench/bench-nfs.sh [--n N] [--configs C1,C2,...] [--workloads W1,...]
 #                        [--connects N] [--out DIR]
 #
 # For each configuration a server guest and a client guest boot on one
 # virtual link (as in the two-guest test); the client runs the workloads
-# (scripts/bench_nfs_workload.py) over NFSv4.2/RDMA, the server captures
+# (scripts/bench/bench_nfs_workload.py) over NFSv4.2/RDMA, the server captures
 # RoCEv2 with tcpdump, the host decodes the BTH opcodes with tshark. Then
 # one guest measures connect+disconnect latency of a userspace requester
 # against its own nfsd with rpcrdma_cm loaded and not ('rpcrdma-cm probe
@@ -34,7 +34,7 @@
 # is still written for what ran), 2 on a usage error, 3 when everything ran
 # and a target of the report was missed.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 # usage [STATUS]: the comment above from the synopsis on; on stderr and
 # exit 2 (a usage error), or on stdout and exit 0 for --help.
@@ -119,7 +119,7 @@ require_root "make bench-nfs"
 # The guests reach the output directory by its absolute path.
 out=$(realpath -m "$out")
 
-kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 KO=$(module_ko)
 TOOL=$RPCRDMA_CM_TOP/target/release/rpcrdma-cm
 REPORT=$RPCRDMA_CM_TOP/target/release/bench-nfs-report
@@ -127,11 +127,11 @@ for f in "$kdir/arch/x86/boot/bzImage" "$KO" "$TOOL" "$REPORT"; do
 	[ -e "$f" ] || rpcrdma_cm_die "$f missing: run 'make module tools' (make bench-nfs does)"
 done
 command -v tshark >/dev/null || rpcrdma_cm_die "tshark missing: run 'make deps'"
-GUEST=$RPCRDMA_CM_TOP/scripts/guest.sh
-S=$RPCRDMA_CM_TOP/scripts
+GUEST=$RPCRDMA_CM_TOP/scripts/guest/guest.sh
+S=$RPCRDMA_CM_TOP/scripts/bench
 # no_kernel_report and the KTAP helpers it prints with.
 KSFT_DIR=$kdir/tools/testing/selftests
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
 . "$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/lib.sh"
 
 # run_logs_clean DIR LOG...: every LOG of a run's guests (the kernel log a

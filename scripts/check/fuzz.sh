@@ -8,7 +8,7 @@
 # targets run with '--sanitizer none': coverage-guided, with debug
 # assertions and overflow checks on. The core has no unsafe code.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 CARGO_FUZZ_VERSION=0.13.2
 runs=${FUZZ_RUNS:-10000000}
 if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then

@@ -17,9 +17,9 @@
 # N the tree with patches 1..N), e.g. to rerun one that a loaded machine
 # failed for reasons of its own; the plan is then their number.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 [ -f "$kdir/vmlinux" ] || rpcrdma_cm_die "no kernel at $kdir: run 'make kernel'"
 KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
@@ -73,7 +73,7 @@ for step in "${steps[@]}"; do
 	ktap_print_msg "built in $(($(date +%s) - start)) s; booting"
 	# Through tee: QEMU reopens a file given as stdout and would
 	# overwrite what the build wrote to the log.
-	"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$tree" --timeout "${BISECT_GUEST_TIMEOUT:-1800}" -- \
+	"$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kdir "$tree" --timeout "${BISECT_GUEST_TIMEOUT:-1800}" -- \
 		env "KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=/nonexistent" \
 		"$T/run_guest_tests.sh" nfs_rdma_roundtrip.sh 2>&1 | tee -a "$log" >/dev/null
 	# A program skipped as a whole ("ok N ... # SKIP") is no pass.

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The in-tree copy of a module source without its out-of-tree scaffolding
-# (scripts/in-tree-user.sh runs it on each copied file):
+# (scripts/kernel/in-tree-user.sh runs it on each copied file):
 #  - items under #[cfg(rpcrdma_cm_boundary_c_shim)], #[cfg(rpcrdma_cm_bench)],
 #    #[cfg(test)] (host unit tests) and the compile_error! for a build
 #    without Kbuild go, with their attributes and the comments (// and ///)

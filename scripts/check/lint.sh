@@ -14,11 +14,11 @@
 #               series, patches/$RPCRDMA_CM_KBASE (the kernel tree's own checkpatch)
 #   unsafe      the shared protocol core (module/proto) contains no 'unsafe'
 #   in-tree-user  the 7.3 series' in-tree copy of the module equals module/
-#               (scripts/in-tree-user.sh check)
+#               (scripts/kernel/in-tree-user.sh check)
 # All of them on the base RPCRDMA_CM_KBASE names; LINT_SCOPE=kernel runs only
 # what depends on the base (clippy-kmod, checkpatch), for a second base.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 cd "$RPCRDMA_CM_TOP"
 export CARGO_TERM_COLOR=never
 
@@ -35,7 +35,7 @@ check() {
 	fi
 }
 
-kdir=${KDIR:-$(scripts/build-kernel.sh --print-dir)}
+kdir=${KDIR:-$(scripts/kernel/build-kernel.sh --print-dir)}
 shopt -s nullglob
 patches=(patches/"$RPCRDMA_CM_KBASE"/*.patch)
 scope=${LINT_SCOPE:-all}
@@ -86,8 +86,8 @@ no_unsafe() {
 }
 [ "$scope" = all ] && check unsafe-free-core no_unsafe
 # The in-tree copy of the module (the 7.3 series' last patch) is this
-# repository's source, file for file (scripts/in-tree-user.sh).
-[ "$scope" = all ] && check in-tree-user scripts/in-tree-user.sh check
+# repository's source, file for file (scripts/kernel/in-tree-user.sh).
+[ "$scope" = all ] && check in-tree-user scripts/kernel/in-tree-user.sh check
 
 # UNKNOWN_COMMIT_ID: the test kernel's git history is one commit (the
 # Debian source), so the Fixes: tags of the stock fixes name commits it

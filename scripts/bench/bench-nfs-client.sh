@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Client half of 'make bench-nfs' (scripts/bench-nfs.sh runs it in the
+# Client half of 'make bench-nfs' (scripts/bench/bench-nfs.sh runs it in the
 # client guest). Usage: bench-nfs-client.sh SHARED_DIR N WORKLOADS [MODULE_PARAMS]
 #
 # Puts 192.0.2.2/24 on the link NIC, brings up rxe, waits for the server,
@@ -13,8 +13,8 @@
 # allocated for them, SHARED_DIR/client-memory.json.
 
 DIR=$(dirname "$(readlink -f "$0")")
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
-. "$DIR/../selftests/rpcrdma_cm/lib.sh"
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
+. "$DIR/../../selftests/rpcrdma_cm/lib.sh"
 # shellcheck source=bench-nfs-memory.sh
 . "$DIR/bench-nfs-memory.sh"
 W=${1:?shared directory}

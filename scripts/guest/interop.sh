@@ -3,10 +3,10 @@
 #
 # The interop matrix: pairs of guests (server and client, each with its own
 # kernel: the patched test kernel, with or without rpcrdma_cm, or the stock
-# kernel of scripts/build-stock-kernel.sh) over soft-RoCE or soft-iWARP,
+# kernel of scripts/kernel/build-stock-kernel.sh) over soft-RoCE or soft-iWARP,
 # IPv4 or IPv6, with NFSv3, 4.0, 4.1 or 4.2.
 #
-#   scripts/interop.sh [--cut | --full] [--rows NAME,NAME...] [--list]
+#   scripts/guest/interop.sh [--cut | --full] [--rows NAME,NAME...] [--list]
 #                      [--recheck DIR]
 #
 # --cut (the default) runs the rows 'make check' runs on one base, --cross
@@ -32,15 +32,15 @@
 # table, also written to $INTEROP_TABLE (default
 # build/check/interop-table.txt).
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
-stock_kdir=${STOCK_KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir)}
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
+stock_kdir=${STOCK_KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir)}
 KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
 . "$KSFT_DIR/kselftest/ktap_helpers.sh"
 T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
-# shellcheck source=../selftests/rpcrdma_cm/lib.sh
+# shellcheck source=../../selftests/rpcrdma_cm/lib.sh
 . "$T/lib.sh"
 # shellcheck source=../selftests/rpcrdma_cm/conform_expect.sh
 . "$T/conform_expect.sh"
@@ -150,8 +150,8 @@ side_kdir() {
 		return
 	fi
 	case "$(side_kind "$1")" in
-	stock) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/build-stock-kernel.sh" --print-dir ;;
-	*) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir ;;
+	stock) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir ;;
+	*) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir ;;
 	esac
 }
 side_ko() {
@@ -170,7 +170,7 @@ side_params() {
 	for spec in "$server" "$client"; do
 		f=$(side_kdir "$spec")/arch/x86/boot/bzImage
 		[ -f "$f" ] || rpcrdma_cm_die "$f missing ($name: $spec): build that base's kernels" \
-			"('make KBASE=$(side_base "$spec") kernel', scripts/build-stock-kernel.sh)"
+			"('make KBASE=$(side_base "$spec") kernel', scripts/kernel/build-stock-kernel.sh)"
 		[ "$(side_kind "$spec")" != module ] || [ -f "$(side_ko "$spec")" ] ||
 			rpcrdma_cm_die "$(side_ko "$spec") missing ($name): run 'make KBASE=$(side_base "$spec") module'"
 	done
@@ -299,14 +299,14 @@ octets() {
 	echo "$body+$(((${#hex} - ${#body}) / 2))x00"
 }
 
-# The judge: scripts/rfc8797_oracle.py, written from the RFC text and the
+# The judge: scripts/guest/rfc8797_oracle.py, written from the RFC text and the
 # documented behaviour of the stock and patched kernels and the module's
 # parameters, not from module/proto or the module. A row's expected values
 # come from its configuration (SERVER, CLIENT, TRANSPORT) alone; what the
 # capture shows and what each side reports must equal them.
 # scripts/tests/rfc8797-oracle.sh checks the oracle against the measured
 # table in Documentation/testing.rst.
-ORACLE=${RPCRDMA_CM_ORACLE:-$RPCRDMA_CM_TOP/scripts/rfc8797_oracle.py}
+ORACLE=${RPCRDMA_CM_ORACLE:-$RPCRDMA_CM_TOP/scripts/guest/rfc8797_oracle.py}
 
 # oracle_expect SERVER CLIENT TRANSPORT: the oracle's JSON for the row.
 oracle_expect() {

@@ -4,7 +4,7 @@
 # Boot the test kernel in a virtme-ng guest (the host's userspace, read-only
 # root with writable overlays) and run one command in it.
 #
-#   scripts/guest.sh [options] -- COMMAND...
+#   scripts/guest/guest.sh [options] -- COMMAND...
 #     --kdir DIR        kernel tree (default: the cached test kernel)
 #     --name NAME       guest hostname (default rpcrdma-cm)
 #     --timeout SEC     hard limit for the whole guest (default 900)
@@ -22,7 +22,7 @@
 # only after a probe boot with KVM succeeded once on this machine.
 # RPCRDMA_CM_GUEST_CONSOLE=1 shows the guest's kernel console on stderr.
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 kdir= name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56 cpus=2 memory=2G
 rwdirs=()
@@ -43,7 +43,7 @@ done
 [ $# -gt 0 ] || rpcrdma_cm_die "no command given"
 # A tag in the guest name lets a caller find its own QEMU processes.
 [ -z "${RPCRDMA_CM_GUEST_TAG:-}" ] || name=$name-$RPCRDMA_CM_GUEST_TAG
-[ -n "$kdir" ] || kdir=$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)
+[ -n "$kdir" ] || kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)
 [ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no kernel in $kdir: run 'make kernel'"
 [ -x "$VNG" ] || rpcrdma_cm_die "virtme-ng missing: run 'make deps'"
 

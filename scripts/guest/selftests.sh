@@ -5,9 +5,9 @@
 # ones named as arguments) in one guest. Prints the runner's KTAP; the exit
 # status is non-zero if the guest failed or any test did not pass.
 set -uo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
-kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/build-kernel.sh" --print-dir)}
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 ko=${RPCRDMA_CM_KO:-$(module_ko)}
 [ -f "$ko" ] || rpcrdma_cm_die "$ko missing: run 'make'"
 # cm_cross_check.sh loads a hook that lies, built here for this kernel
@@ -41,7 +41,7 @@ fi
 log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
-"$RPCRDMA_CM_TOP/scripts/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-2400}" -- \
+"$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kdir "$kdir" --timeout "${SELFTESTS_TIMEOUT:-2400}" -- \
 	env "KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$ko" "DEBUGFS_KINDS_KO=$kinds_ko" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
 	"RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-}" \
