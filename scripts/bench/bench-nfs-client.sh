@@ -57,7 +57,7 @@ echo 0 >$T/events/rpcrdma/xprtrdma_marshal/enable
 touch "$W/client-workloads-done"
 
 echo "memory phase" >"$W/client-progress"
-peer_step server-memory-ready server-done 600 || error "server's memory phase not ready"
+wait_for_either 600 "$W/server-memory-ready" "$W/server-done" || error "server's memory phase not ready"
 memory_window_open
 echo 1 >$T/events/rpcrdma/xprtrdma_cm_private/enable
 mount_rdma 192.0.2.1 4.2 "nconnect=$MEMORY_CONNECTIONS,actimeo=0" || error "memory phase: mount failed"
@@ -70,7 +70,7 @@ used=$(rdma_transports_used)
 [ "$used" -ge "$MEMORY_CONNECTIONS" ] ||
 	error "memory phase: $used of $MEMORY_CONNECTIONS transports carried RPCs after 100 GETATTRs"
 touch "$W/client-memory-up"
-peer_step server-memory-measured server-done 600 || error "server's memory phase did not finish"
+wait_for_either 600 "$W/server-memory-measured" "$W/server-done" || error "server's memory phase did not finish"
 memory_window_close client xprtrdma_cm_private "$W/client-memory.json" ||
 	error "memory phase: $(cat /tmp/memory.err)"
 umount_rdma

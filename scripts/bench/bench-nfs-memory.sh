@@ -10,18 +10,6 @@
 # The connections the client opens for the memory phase (nconnect).
 MEMORY_CONNECTIONS=4
 
-# peer_step FILE PEER_DONE SECS: wait up to SECS for the other guest's
-# FILE in the shared directory $W; fails at once when the other guest
-# ended (PEER_DONE) without it.
-peer_step() {
-	local t=$(($3 * 4))
-	while [ ! -e "$W/$1" ] && [ ! -e "$W/$2" ] && [ "$t" -gt 0 ]; do
-		sleep 0.25
-		t=$((t - 1))
-	done
-	[ -e "$W/$1" ]
-}
-
 # trace_lost: events the trace buffer lost so far (all CPUs).
 trace_lost() {
 	cat /sys/kernel/tracing/per_cpu/cpu*/stats | awk '$1 == "overrun:" { n += $2 } END { print n + 0 }'

@@ -52,7 +52,7 @@ finish() {
 	touch "$W/server-done"
 }
 
-peer_step client-workloads-done client-done "${BENCH_WAIT:-3000}" || {
+wait_for_either "${BENCH_WAIT:-3000}" "$W/client-workloads-done" "$W/client-done" || {
 	echo "client did not finish its workloads" >"$W/server-error"
 	finish
 	exit 1
@@ -69,12 +69,12 @@ MARKERS_PID=
 
 memory_window_open
 touch "$W/server-memory-ready"
-if ! peer_step client-memory-up client-done 600; then
+if ! wait_for_either 600 "$W/client-memory-up" "$W/client-done"; then
 	echo "memory phase: the client's connections did not come up" >"$W/server-error"
 elif ! memory_window_close server svcrdma_cm_private "$W/server-memory.json"; then
 	echo "memory phase: $(cat /tmp/memory.err)" >"$W/server-error"
 fi
 touch "$W/server-memory-measured"
-peer_step client-done client-done 600 || echo "client did not finish" >>"$W/server-error"
+wait_for_file 600 "$W/client-done" || echo "client did not finish" >>"$W/server-error"
 finish
 [ ! -s "$W/server-error" ]

@@ -123,12 +123,11 @@ done <<<"$CASES"
 # No responder line in debugfs (connections are freed asynchronously:
 # up to 60 s).
 no_responder_lines() {
-	local i
-	for i in $(seq 1 240); do
-		[ "$(grep -c '^role=responder ' $CONN)" = 0 ] && return 0
-		sleep 0.25
-	done
-	return 1
+	slowwait 60 no_line_of responder
+}
+# no_line_of ROLE: debugfs lists no connection of ROLE.
+no_line_of() {
+	! grep -q "^role=$1 " $CONN
 }
 silent_requester_recorded() {
 	local out pid lines i want traced shown reply
@@ -139,10 +138,7 @@ silent_requester_recorded() {
 	"$TOOL" probe --hold 120 --no-pdata --json "$ip:$NFS_PORT" >"$out" 2>&1 &
 	pid=$!
 	# The probe prints its report once connected, then holds the connection.
-	for i in $(seq 1 900); do
-		jq -e .received.raw "$out" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	slowwait 90 jq -e .received.raw "$out" >/dev/null 2>&1
 	lines=$(grep '^role=responder ' $CONN)
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null

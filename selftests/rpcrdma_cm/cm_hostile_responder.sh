@@ -159,10 +159,7 @@ run_cases() {
 	# The last connection's events are in once the listener logged it
 	# and the client traced it.
 	local i
-	for i in $(seq 1 40); do
-		[ "$(grep -c '^conn ' "$WORK/$name.log")" -le "$(traced_cm_private xprtrdma_cm_private | grep -c .)" ] && break
-		sleep 0.25
-	done
+	slowwait 10 traced_at_least xprtrdma_cm_private "$(grep -c '^conn ' "$WORK/$name.log")"
 	stop_responder
 	traced_cm_private xprtrdma_cm_private >"$WORK/$name.trace"
 	counters >"$WORK/$name.after"

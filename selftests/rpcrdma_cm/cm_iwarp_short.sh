@@ -160,10 +160,7 @@ client_case() {
 	trace_cm_private xprtrdma_cm_private || return 1
 	timeout 120 "$TOOL" respond --count 1 --pdata "${hex:--}" --hold 3 "$SIW_ADDR:$CLIENT_PORT" >$out 2>&1 &
 	pid=$!
-	for i in $(seq 1 80); do
-		grep -q listening $out && break
-		sleep 0.25
-	done
+	wait_for_line 20 $out listening
 	mkdir -p "$MNT"
 	timeout 90 mount -t nfs -o vers=4.0,proto=rdma,port=$CLIENT_PORT,soft,timeo=20,retrans=1,retry=0 \
 		"$SIW_ADDR:/" "$MNT" >/dev/null 2>&1 && umount "$MNT"

@@ -44,19 +44,13 @@ connect_with_window() {
 	trace_cm_private xprtrdma_cm_private || return 1
 	timeout 240 "$TOOL" respond --count 1 --pdata $ACCEPT --hold 3 --wait-for $go "$ip:$PORT" >$out 2>&1 &
 	pid=$!
-	for i in $(seq 1 80); do
-		grep -q listening $out && break
-		sleep 0.25
-	done
+	wait_for_line 20 $out listening
 	mkdir -p "$MNT"
 	timeout 90 mount -t nfs -o vers=4.0,proto=rdma,port=$PORT,soft,timeo=20,retrans=1,retry=0 \
 		"$ip:/" "$MNT" >/dev/null 2>&1 &
 	mpid=$!
 	# The second line is the requester's private data: the request is in.
-	for i in $(seq 1 120); do
-		[ "$(wc -l <$out)" -ge 2 ] && break
-		sleep 0.25
-	done
+	slowwait 30 has_lines 2 $out
 	if [ "$(wc -l <$out)" -lt 2 ]; then
 		sed 's/^/# responder: /' $out
 		ktap_print_msg "no connect request reached the responder"

@@ -56,11 +56,7 @@ value_of() {
 # some time after the unmount, and its slot is reused lowest first: a
 # check right after the next mount could read it instead of the new one.
 wait_no_lines() {
-	local i
-	for i in $(seq 1 240); do
-		grep -q '^role=' $CONN || return 0
-		sleep 0.25
-	done
+	slowwait 60 no_line_in $CONN && return 0
 	ktap_print_msg "debugfs still lists connections 60 s after they closed:"
 	sed 's/^/# left: /' $CONN
 	return 1
@@ -226,11 +222,7 @@ one_file_shows_each_once() {
 		pids+=($!)
 	}
 	wait_for() {
-		for i in $(seq 1 600); do
-			eval "$1" && return 0
-			sleep 0.2
-		done
-		return 1
+		slowwait 120 eval "$1"
 	}
 	hold_probe
 	if wait_for '[ "$(grep -c "^role=responder" $CONN)" -ge 1 ]'; then

@@ -65,10 +65,7 @@ start=$(date +%s)
 storm_rc=$?
 ktap_print_msg "$STORM connects in $(($(date +%s) - start)) s (rpcrdma-cm storm exit $storm_rc)"
 # The last connect's teardown may still be under way.
-for _ in $(seq 1 40); do
-	[ "$(traced_cm_private svcrdma_cm_private | grep -c .)" -ge "$STORM" ] && break
-	sleep 0.25
-done
+slowwait 10 traced_at_least svcrdma_cm_private "$STORM"
 traced_cm_private svcrdma_cm_private >$WORK/storm.trace
 counters >$WORK/storm.after
 grep '^conn ' $WORK/storm.log | sed 's/.* req=//; s/ .*//' >$WORK/storm.peer

@@ -33,13 +33,15 @@ interop_host() {
 setup_siw() {
 	modprobe siw 2>/dev/null || true
 	rdma link show siw0/1 >/dev/null 2>&1 || rdma link add siw0 type siw netdev "$1" || return 1
-	local i
-	for i in $(seq 1 120); do
-		rdma link show siw0/1 2>/dev/null | grep -q "state ACTIVE" && return 0
-		sleep 0.25
-	done
+	slowwait 30 rdma_link_active siw0/1 && return 0
 	echo "# siw0 not ACTIVE after 30 s: $(rdma link show 2>&1)"
 	return 1
+}
+
+# ipv6_ready NIC ADDR: ADDR/64 is on NIC and no longer tentative.
+ipv6_ready() {
+	ip -6 addr show dev "$1" | grep -q "$2/64 scope global" &&
+		! ip -6 addr show dev "$1" | grep -q tentative
 }
 
 # interop_link_up server|client: the link NIC up with this side's address
@@ -52,11 +54,7 @@ interop_link_up() {
 	ip link set "$nic" up || return 1
 	if [ "$INTEROP_FAMILY" = 6 ]; then
 		ip -6 addr add "$addr/64" dev "$nic" nodad || return 1
-		for i in $(seq 1 80); do
-			ip -6 addr show dev "$nic" | grep -q "$addr/64 scope global" &&
-				! ip -6 addr show dev "$nic" | grep -q tentative && break
-			sleep 0.25
-		done
+		slowwait 20 ipv6_ready "$nic" "$addr"
 	else
 		ip addr add "$addr/24" dev "$nic" || return 1
 	fi

@@ -41,10 +41,7 @@ touch "$W/server-ready"
 
 # debugfs while the client is mounted (client-mounted; client-done if it
 # never mounts).
-for _ in $(seq 1 $((${TWO_GUEST_WAIT:-400} * 4))); do
-	[ -e "$W/client-mounted" ] || [ -e "$W/client-done" ] && break
-	sleep 0.25
-done
+wait_for_either "${TWO_GUEST_WAIT:-400}" "$W/client-mounted" "$W/client-done"
 if [ -d /sys/module/rpcrdma_cm ]; then
 	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
 	cat /sys/kernel/debug/rpcrdma_cm/connections >"$W/server-connections"
@@ -56,10 +53,7 @@ touch "$W/server-connections-done"
 # client-done if the client ended before it): the client's conform
 # connections, if any, come after server-captured and are neither in the
 # capture nor in the trace.
-for _ in $(seq 1 $((${TWO_GUEST_WAIT:-400} * 4))); do
-	[ -e "$W/client-unmounted" ] || [ -e "$W/client-done" ] && break
-	sleep 0.25
-done
+wait_for_either "${TWO_GUEST_WAIT:-400}" "$W/client-unmounted" "$W/client-done"
 # The client's files, read back on the server from the export itself.
 (cd "$NFS_EXPORT" && sha256sum -- data-* 2>/dev/null) >"$W/server-sums"
 # Stop the capture once the last packet is in it (the unmount tears the

@@ -106,17 +106,17 @@ NFS_EXPORT=/srv/rpcrdma_cm
 NFS_PORT=20049
 MNT=/tmp/rpcrdma_cm.mnt
 
+# first_ipv4_nic: print the first NIC with a global IPv4 address; false
+# when there is none yet.
+first_ipv4_nic() {
+	local nic
+	nic=$(ip -o -4 addr show scope global 2>/dev/null | awk '{print $2; exit}')
+	[ -n "$nic" ] && echo "$nic"
+}
+
 # The guest's first NIC with an IPv4 address (DHCP may still be running).
 guest_nic() {
-	local i nic
-	for i in $(seq 1 120); do
-		nic=$(ip -o -4 addr show scope global 2>/dev/null | awk '{print $2; exit}')
-		if [ -n "$nic" ]; then
-			echo "$nic"
-			return 0
-		fi
-		sleep 0.5
-	done
+	slowwait 60 first_ipv4_nic && return 0
 	echo "# no NIC with a global IPv4 address after 60 s:" >&2
 	ip -o addr show 2>&1 | sed 's/^/# /' >&2
 	return 1
@@ -219,17 +219,19 @@ guest_ip() {
 	ip -o -4 addr show dev "$1" scope global | awk '{split($4, a, "/"); print a[1]; exit}'
 }
 
+# rdma_link_active LINK: the RDMA link (device/port) is ACTIVE.
+rdma_link_active() {
+	rdma link show "$1" 2>/dev/null | grep -q "state ACTIVE"
+}
+
 # Bring up a soft-RoCE device on the NIC and wait until it is ACTIVE.
 setup_rxe() {
-	local nic=$1 i
+	local nic=$1
 	modprobe rdma_rxe 2>/dev/null || true
 	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
 		rdma link add rxe0 type rxe netdev "$nic" || return 1
 	fi
-	for i in $(seq 1 120); do
-		rdma link show rxe0/1 2>/dev/null | grep -q "state ACTIVE" && return 0
-		sleep 0.25
-	done
+	slowwait 30 rdma_link_active rxe0/1 && return 0
 	echo "# rxe0 not ACTIVE after 30 s: $(rdma link show 2>&1)"
 	ip -o link show "$nic" | sed 's/^/# /'
 	return 1
@@ -347,25 +349,51 @@ mount_options() {
 	awk -v m="$MNT" '$2 == m { print $4 }' /proc/mounts
 }
 
-# Wait up to $1 seconds for a file to exist.
-wait_for_file() {
-	local t=$(($1 * 4)) f=$2
-	while [ ! -e "$f" ] && [ "$t" -gt 0 ]; do
+# slowwait SECS CMD...: run CMD every 0.25 s until it succeeds, for SECS
+# seconds at most (as tools/testing/selftests/net/lib.sh's slowwait);
+# false when it never did. CMD may be a function of the caller. Every
+# bounded wait of these programs goes through it.
+slowwait() {
+	local left=$(($1 * 4))
+	shift
+	until "$@"; do
+		left=$((left - 1))
+		[ "$left" -gt 0 ] || return 1
 		sleep 0.25
-		t=$((t - 1))
 	done
-	[ -e "$f" ]
+}
+
+# wait_for_file SECS FILE: FILE exists, within SECS.
+wait_for_file() {
+	slowwait "$1" test -e "$2"
 }
 
 # wait_for_line SECONDS FILE REGEX: until a line of FILE matches REGEX
 # (grep -E), at most SECONDS; false if none did.
 wait_for_line() {
-	local t=$(($1 * 4))
-	until grep -qE "$3" "$2" 2>/dev/null; do
-		[ "$t" -gt 0 ] || return 1
-		sleep 0.25
-		t=$((t - 1))
-	done
+	slowwait "$1" grep -qE "$3" "$2"
+}
+
+# has_lines N FILE: FILE has at least N lines.
+has_lines() {
+	[ "$(wc -l <"$2" 2>/dev/null || echo 0)" -ge "$1" ]
+}
+
+# no_line_in FILE: FILE lists no connection (no "role=" line).
+no_line_in() {
+	! grep -q '^role=' "$1"
+}
+
+# traced_at_least EVENT N: the trace holds at least N lines of EVENT.
+traced_at_least() {
+	[ "$(traced_cm_private "$1" | grep -c .)" -ge "$2" ]
+}
+
+# wait_for_either SECS FILE OTHER: FILE exists within SECS; false at once
+# when OTHER appears without it (the other guest ended without FILE).
+wait_for_either() {
+	slowwait "$1" test -e "$2" -o -e "$3"
+	[ -e "$2" ]
 }
 
 # Skip the whole test (after its KTAP header) without the module...
@@ -413,10 +441,12 @@ skip_unless_root() {
 settle_callback_times() {
 	local times=/sys/kernel/debug/rpcrdma_cm/callback_times
 	[ -r $times ] || return 1
-	for _ in $(seq 1 100); do
-		[ "$(awk '$1 == "responder" && ($2 == "prepare_accept" || $2 == "closed") { print $3 }' $times |
-			sort -u | wc -l)" = 1 ] && return 0
-		sleep 0.1
-	done
-	return 1
+	slowwait 10 callbacks_settled $times
+}
+
+# callbacks_settled FILE: the responder's prepare_accept and closed
+# callbacks in FILE (callback_times) ran as often.
+callbacks_settled() {
+	[ "$(awk '$1 == "responder" && ($2 == "prepare_accept" || $2 == "closed") { print $3 }' "$1" |
+		sort -u | wc -l)" = 1 ]
 }

@@ -146,12 +146,13 @@ counted() {
 	return $ok
 }
 
+# no_role_line: debugfs lists no connection of ROLE.
+no_role_line() {
+	! grep -q "^role=$ROLE " "$CONNS"
+}
+
 no_line_left() {
-	local i
-	for i in $(seq 1 120); do
-		grep -q "^role=$ROLE " "$CONNS" || return 0
-		sleep 0.25
-	done
+	slowwait 30 no_role_line && return 0
 	ktap_print_msg "debugfs lines left after 30 s:"
 	sed 's/^/# /' "$CONNS"
 	return 1

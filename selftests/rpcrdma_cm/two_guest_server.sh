@@ -33,10 +33,7 @@ touch "$W/server-ready"
 # For the host's dissector check: the module's debugfs while the client is
 # mounted (it says so with client-mounted; client-done if it never mounts).
 if [ -d /sys/module/rpcrdma_cm ]; then
-	for _ in $(seq 1 $((${TWO_GUEST_WAIT:-400} * 4))); do
-		[ -e "$W/client-mounted" ] || [ -e "$W/client-done" ] && break
-		sleep 0.25
-	done
+	wait_for_either "${TWO_GUEST_WAIT:-400}" "$W/client-mounted" "$W/client-done"
 	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
 	cat /sys/kernel/debug/rpcrdma_cm/connections >"$W/server-connections"
 fi
