@@ -16,19 +16,15 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
-require_module_ko
+selftest_begin cm_backchannel module rxe nfsd
 
 CONN=/sys/kernel/debug/rpcrdma_cm/connections
 
-ktap_print_header
 ktap_set_plan 4
 
-guest_setup rxe nfsd
 insmod "$RPCRDMA_CM_KO" requester_send_size=1024 requester_recv_size=1024 \
 	responder_send_size=1024 responder_recv_size=1024 || ktap_exit_fail_msg "insmod failed"
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-kmsg_mark cm_backchannel
 
 mount_at_1k() {
 	mount_rdma "$ip" 4.1 || return 1

@@ -29,7 +29,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 # shellcheck source=conform_expect.sh
 . "$DIR/conform_expect.sh"
-skip_unless_root
+selftest_begin cm_conform rxe nfsd
 
 TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
 SIW_NIC=rcmconf0
@@ -44,15 +44,12 @@ cleanup() {
 	rm -rf "$WORK"
 	return 0
 }
-trap cleanup EXIT
 
-ktap_print_header
 if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
 	ktap_skip_all "$TOOL or jq missing (make tools)"
 	exit "$KSFT_SKIP"
 fi
 
-guest_setup rxe nfsd
 # A kernel with the series has the series' tracepoint; stock has not.
 if [ -d /sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private ]; then
 	KINDS="module module-1k series"

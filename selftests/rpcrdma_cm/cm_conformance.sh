@@ -17,7 +17,7 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_conformance tool module rxe
 
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
@@ -25,9 +25,6 @@ CONN=$D/rpcrdma_cm/connections
 T=/sys/kernel/tracing
 CONNECTS=1000
 
-ktap_print_header
-require_tool
-require_module_ko
 
 # name|private data sent ("none": no private data)|counters that must rise
 # by one besides connections (comma-separated)|whether the tracepoint
@@ -46,7 +43,6 @@ reserved flag bit set|f6ab0e1801810f0f|conforming,reserved_flags|yes|on
 eight zero octets|0000000000000000|zeroed|no|off"
 ktap_set_plan $(( $(echo "$CASES" | wc -l) + 5 ))
 
-guest_setup rxe
 # The event exists once rpcrdma is loaded: run first in a guest, this
 # program found no event to enable before.
 echo 1 >$T/events/rpcrdma/svcrdma_cm_private/enable ||

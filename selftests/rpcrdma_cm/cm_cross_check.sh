@@ -36,20 +36,16 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_cross_check tool rxe nfsd
 
 LYING_KO=$DIR/cm_lying_hook/cm_lying_hook.ko
 
-ktap_print_header
 if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
-require_tool
 ktap_set_plan 13
 
-guest_setup rxe nfsd
-kmsg_mark cm_cross_check
 
 # with_lie LIE EVENT K=V...: mount with cm_lying_hook lie=LIE loaded, round
 # trip a 32 KB file, and check each K=V (by and the sizes) in the last

@@ -14,17 +14,14 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_data_path module rxe nfsd
 
 THRESHOLDS="4096 65536"
 SIZES_KB="2 8 32 60"
 CONN=/sys/kernel/debug/rpcrdma_cm/connections
 
-ktap_print_header
-require_module_ko
 ktap_set_plan $(( $(echo $THRESHOLDS | wc -w) * ($(echo $SIZES_KB | wc -w) * 2 + 1) ))
 
-guest_setup rxe nfsd
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 P=$(rpcrdma_cm_params_dir) || ktap_exit_fail_msg "no parameters of rpcrdma_cm to change"
 work=$(mktemp -d)

@@ -12,17 +12,14 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 # shellcheck source=reply_lib.sh
 . "$DIR/reply_lib.sh"
-skip_unless_root
+selftest_begin cm_err_chunk tool module
 
-ktap_print_header
-require_tool
-require_module_ko
 # The module over rxe; cm_stock_conformance.sh runs the same checks over
 # rxe and siw without it, and cm_iwarp_short.sh the module over siw.
 TRANSPORTS="rxe"
 ktap_set_plan $((1 + 8 + 7))
 
-trap reply_cleanup EXIT
+cleanup() { reply_cleanup; }
 reply_setup
 ktap_test_result "the server's grace period ends: a 500-octet READ succeeds" grace_over
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"

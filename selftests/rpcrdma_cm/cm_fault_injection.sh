@@ -26,16 +26,13 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_fault_injection module rxe nfsd
 
 T=/sys/kernel/tracing
 D=/sys/kernel/debug
 F=$D/failslab
 CONN=$D/rpcrdma_cm/connections
 
-ktap_print_header
-require_module_ko
-guest_setup rxe nfsd
 if [ ! -e $F/require-start ]; then
 	ktap_skip_all "kernel without failslab and its stack-trace filter (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_STACKTRACE_FILTER)"
 	exit "$KSFT_SKIP"
@@ -107,7 +104,7 @@ arm() {
 		echo "$text_end" >$F/require-end &&
 		echo 100 >$F/probability
 }
-trap disarm EXIT
+cleanup() { disarm; }
 
 declare -A before
 for r in requester responder; do

@@ -32,7 +32,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 # shellcheck source=peer_lib.sh
 . "$DIR/peer_lib.sh"
-skip_unless_root
+selftest_begin cm_hostile_responder tool module rxe
 ROLE=requester
 EVENT=xprtrdma_cm_private
 
@@ -46,9 +46,6 @@ STORM=${RPCRDMA_CM_HOSTILE_STORM:-50}
 WORK=/tmp/cm_hostile
 PARAMS="requester_send_size=65536 requester_recv_size=16384"
 
-ktap_print_header
-require_tool
-require_module_ko
 [ -r "$ORACLE" ] || ktap_exit_fail_msg "no oracle at $ORACLE"
 ktap_set_plan 19
 
@@ -60,11 +57,8 @@ cleanup() {
 	rdma link delete siw0 2>/dev/null
 	ip link delete $SIW_NIC 2>/dev/null
 }
-trap cleanup EXIT
 
-kmsg_mark cm_hostile_responder
 mkdir -p $WORK
-guest_setup rxe
 RXE_ADDR=$ip
 # shellcheck disable=SC2086
 insmod "$RPCRDMA_CM_KO" $PARAMS || ktap_exit_fail_msg "insmod $PARAMS failed"

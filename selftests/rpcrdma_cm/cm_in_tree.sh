@@ -13,9 +13,8 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_in_tree rxe nfsd
 
-ktap_print_header
 rmmod rpcrdma_cm 2>/dev/null
 modprobe rpcrdma || ktap_exit_fail_msg "modprobe rpcrdma failed"
 path=$(modinfo -F filename rpcrdma_cm 2>/dev/null)
@@ -27,7 +26,6 @@ case "$path" in
 	;;
 esac
 ktap_set_plan 4
-guest_setup rxe nfsd
 
 ktap_print_msg "in-tree module: $path"
 loaded_in_tree() {

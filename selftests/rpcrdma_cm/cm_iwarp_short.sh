@@ -20,7 +20,7 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_iwarp_short tool module guest
 
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
@@ -29,9 +29,6 @@ STATS=$D/rpcrdma_cm/stats
 SIW_NIC=rcmsiw0
 SIW_ADDR=192.0.2.77
 
-ktap_print_header
-require_tool
-require_module_ko
 
 # octets sent|peer_v1 the server must trace|remote_inv|module counter
 # The private data are prefixes of a conforming message offering Remote
@@ -63,11 +60,8 @@ cleanup() {
 	rdma link delete siw0 2>/dev/null
 	ip link delete $SIW_NIC 2>/dev/null
 }
-trap cleanup EXIT
 
-kmsg_mark cm_iwarp_short
 siw_setup $SIW_NIC $SIW_ADDR siw0
-guest_setup
 trace_cm_private svcrdma_cm_private || ktap_exit_fail_msg "no rpcrdma tracepoints"
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
 

@@ -11,10 +11,9 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_kunit
 
 SUITE=rust_sunrpc_rdma_cm
-ktap_print_header
 # The suite's block: from its "# Subtest:" line to its own result line,
 # one level of indentation deeper than the suite's result.
 # Timestamps and caller ids ("[    1.234567] [    T1] ") go first.

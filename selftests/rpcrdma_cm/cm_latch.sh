@@ -20,20 +20,15 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_latch tool module rxe
 
 PORT=20051
 # The responder's accept: 16 KB each way, Remote Invalidation.
 ACCEPT=f6ab0e1801010f0f
 STATS=/sys/kernel/debug/rpcrdma_cm/stats
 
-ktap_print_header
-require_tool
-require_module_ko
 ktap_set_plan 4
 
-guest_setup rxe
-kmsg_mark cm_latch
 
 # connect_with_window ACTION: the kernel client connects to a responder
 # that accepts only once ACTION, run after the connect request arrived,

@@ -13,18 +13,15 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_long_answer rxe nfsd
 
 LONG_KO=$DIR/cm_long_answer/cm_long_answer.ko
 
-ktap_print_header
 [ -r "$LONG_KO" ] || ktap_exit_fail_msg "$LONG_KO not built (scripts/guest/selftests.sh builds it)"
 ktap_set_plan 5
 
-guest_setup rxe nfsd
 rmmod rpcrdma_cm 2>/dev/null
 [ ! -d /sys/module/rpcrdma_cm ] || ktap_exit_fail_msg "rpcrdma_cm is loaded and does not unload"
-kmsg_mark cm_long_answer
 load_long() {
 	insmod "$LONG_KO"
 }

@@ -22,7 +22,7 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_negotiation tool module rxe nfsd
 
 # RPCRDMA_CM_NEGOTIATION_SIZES: another set (make check's 6.12 cut runs
 # the corners, 1024 and 65536).
@@ -31,12 +31,8 @@ T=/sys/kernel/tracing
 D=/sys/kernel/debug
 CONN=$D/rpcrdma_cm/connections
 
-ktap_print_header
-require_module_ko
-require_tool
 ktap_set_plan $(( $(echo $SIZES | wc -w) ** 2 + 9 ))
 
-guest_setup rxe nfsd
 for e in xprtrdma_inline_thresh xprtrdma_cm_private svcrdma_cm_private; do
 	echo 1 >$T/events/rpcrdma/$e/enable
 done

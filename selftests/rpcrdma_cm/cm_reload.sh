@@ -19,22 +19,18 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_reload module rxe nfsd
 
 # RPCRDMA_CM_RELOAD_CYCLES: fewer cycles for slow kernels (KASAN under TCG).
 CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-50}
 MODULE_SIZE=16384
 PARAMS="requester_send_size=$MODULE_SIZE requester_recv_size=$MODULE_SIZE responder_send_size=$MODULE_SIZE responder_recv_size=$MODULE_SIZE"
 T=/sys/kernel/tracing
-ktap_print_header
-require_module_ko
 ktap_set_plan 5
 
-guest_setup rxe nfsd
 # shellcheck disable=SC2086
 insmod "$RPCRDMA_CM_KO" $PARAMS || ktap_exit_fail_msg "insmod failed"
 mount_rdma "$ip" 4.2 || ktap_exit_fail_msg "mount failed"
-kmsg_mark cm_reload
 echo 1 >$T/events/rpcrdma/xprtrdma_cm_private/enable
 echo 1 >$T/events/rpcrdma/svcrdma_cm_private/enable
 # The transport's reconnect backoff, reported at the end.

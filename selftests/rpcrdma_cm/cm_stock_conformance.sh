@@ -24,17 +24,15 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 # shellcheck source=reply_lib.sh
 . "$DIR/reply_lib.sh"
-skip_unless_root
+selftest_begin cm_stock_conformance tool
 
-ktap_print_header
-require_tool
 # RPCRDMA_CM_REPLY_TRANSPORTS: rxe, siw or both (the default); make check's
 # cut on its second base runs rxe only.
 TRANSPORTS=${RPCRDMA_CM_REPLY_TRANSPORTS:-rxe siw}
 read -r -a tr_list <<<"$TRANSPORTS"
 ktap_set_plan $((1 + 9 * ${#tr_list[@]} + 2))
 
-trap reply_cleanup EXIT
+cleanup() { reply_cleanup; }
 rmmod rpcrdma_cm 2>/dev/null
 for hook in rpcrdma_cm cm_lying_hook cm_long_answer; do
 	[ ! -d /sys/module/$hook ] || ktap_exit_fail_msg "$hook is loaded: this program judges svcrdma without a hook"

@@ -21,7 +21,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 # shellcheck source=peer_lib.sh
 . "$DIR/peer_lib.sh"
-skip_unless_root
+selftest_begin cm_storm tool module rxe
 ROLE=responder
 EVENT=svcrdma_cm_private
 
@@ -32,9 +32,6 @@ STORM=${RPCRDMA_CM_STORM:-200}
 SEED=8797
 WORK=/tmp/cm_storm
 
-ktap_print_header
-require_tool
-require_module_ko
 [ -r "$ORACLE" ] || ktap_exit_fail_msg "no oracle at $ORACLE"
 ktap_set_plan 8
 
@@ -42,11 +39,8 @@ cleanup() {
 	stop_nfsd
 	rmmod rpcrdma_cm 2>/dev/null
 }
-trap cleanup EXIT
 
-kmsg_mark cm_storm
 mkdir -p $WORK
-guest_setup rxe
 addr=$ip
 insmod "$RPCRDMA_CM_KO" responder_send_size=8192 responder_recv_size=2048 ||
 	ktap_exit_fail_msg "insmod failed"

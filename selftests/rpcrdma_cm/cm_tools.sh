@@ -21,7 +21,7 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_tools module rxe nfsd
 
 TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
 D=/sys/kernel/debug
@@ -50,10 +50,7 @@ cleanup() {
 	fi
 	return 0
 }
-trap cleanup EXIT
 
-ktap_print_header
-require_module_ko
 if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
 	ktap_skip_all "$TOOL or jq missing (cargo build --release -p rpcrdma-cm-tools)"
 	exit "$KSFT_SKIP"
@@ -74,9 +71,9 @@ rdma 3
 rdma 4"
 # probe 3, cases, callback_times 1, IPv6/siw 5, pings, text 2, errors 3,
 # callback_times of the mount 1 and status 4, unloaded 1.
-ktap_set_plan $((3 + $(echo "$CASES" | wc -l) + 1 + 5 + $(echo "$PINGS" | wc -l) + 2 + 3 + 1 + 4 + 1))
+# One result per case of each loop below, one per top-level result.
+ktap_plan_counted "$(grep -c . <<<"$CASES")" "$(grep -c . <<<"$PINGS")"
 
-guest_setup rxe nfsd
 
 # run ARGS...: run the tool with its output in $OUT and its exit status in
 # $rc; on a surprise the caller prints $OUT.

@@ -11,12 +11,11 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin cm_trace_format
 
 T=/sys/kernel/tracing
 EVENTS="xprtrdma_cm_private svcrdma_cm_private"
 
-ktap_print_header
 ktap_set_plan 2
 
 mountpoint -q $T || mount -t tracefs nodev $T

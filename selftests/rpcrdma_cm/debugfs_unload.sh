@@ -15,9 +15,8 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin debugfs_unload
 
-ktap_print_header
 if ! kernel_crate_has_debugfs; then
 	ktap_skip_all "the kernel's Rust crate has no debugfs (6.12)"
 	exit "$KSFT_SKIP"
@@ -83,7 +82,6 @@ held_open() {
 	insmod "$DEBUGFS_KINDS_KO" || rc=1
 	return $rc
 }
-kmsg_mark debugfs_unload
 for kind in "ro <" "rw <>" "wo >" "bin_ro <" "bin_wo >" "bin_rw <>"; do
 	# shellcheck disable=SC2086
 	ktap_test_result "${kind% *} held open across rmmod: its I/O fails, closing it is clean" held_open $kind

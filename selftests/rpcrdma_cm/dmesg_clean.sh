@@ -8,9 +8,8 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin dmesg_clean
 
-ktap_print_header
 ktap_set_plan 3
 
 dmesg >/tmp/dmesg-all

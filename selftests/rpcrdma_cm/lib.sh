@@ -277,6 +277,59 @@ guest_setup() {
 	return 0
 }
 
+# selftest_begin NAME [tool] [module] [guest | rxe] [nfsd]: the start
+# every program shares, in this order: root or skip, the KTAP header, the
+# rpcrdma-cm tool (TOOL) and the module (RPCRDMA_CM_KO) or skip,
+# guest_setup (with rxe and nfsd when named; "guest" for neither), a
+# kernel log mark NAME (no_report_since NAME), and an EXIT trap,
+# selftest_end. The plan follows (ktap_set_plan), counted by the program.
+selftest_begin() {
+	local name=$1 need setup=() guest=0
+	shift
+	skip_unless_root
+	ktap_print_header
+	for need in "$@"; do
+		case $need in
+		tool) require_tool ;;
+		module) require_module_ko ;;
+		guest) guest=1 ;;
+		rxe | nfsd) setup+=("$need") guest=1 ;;
+		*) ktap_exit_fail_msg "selftest_begin: unknown need '$need'" ;;
+		esac
+	done
+	trap selftest_end EXIT
+	[ $guest = 1 ] && guest_setup "${setup[@]}"
+	kmsg_mark "$name"
+}
+
+# ktap_plan_counted [N...]: set the plan of the calling program from its
+# own text: one result for each line that begins with ktap_test_result
+# (a result at the top level, run once), plus each N (what a loop's
+# indented results add: its cases times the results in its body).
+ktap_plan_counted() {
+	local n extra
+	n=$(grep -c '^ktap_test_result ' "$0")
+	for extra in "$@"; do
+		n=$((n + extra))
+	done
+	ktap_set_plan "$n"
+}
+
+# selftest_end: on every exit, the program's own cleanup (a function named
+# cleanup, if it has one), then the guest as the next program expects it:
+# nothing mounted on $MNT, rpcrdma_cm not loaded. The program's exit status
+# stands.
+selftest_end() {
+	if declare -F cleanup >/dev/null; then
+		cleanup
+	fi
+	if mountpoint -q "$MNT" 2>/dev/null; then
+		umount_rdma
+	fi
+	rmmod rpcrdma_cm 2>/dev/null
+	return 0
+}
+
 # siw_setup NIC ADDR LINK: soft-iWARP device LINK on a dummy NIC of its own
 # with ADDR/24 (an address of its own picks the RDMA device; rxe may sit on
 # the guest's NIC already). Bails out of the program when it fails.

@@ -10,9 +10,8 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin module_load
 
-ktap_print_header
 ktap_set_plan 8
 
 if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then

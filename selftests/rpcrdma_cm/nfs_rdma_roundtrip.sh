@@ -8,12 +8,11 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin nfs_rdma_roundtrip rxe
 
 SIZES="0 1 1023 1024 1025 4095 4096 4097 65535 65536 65537 1048576 16777216"
 VERSIONS="3 4.2"
 
-ktap_print_header
 for t in rdma mount.nfs rpc.nfsd exportfs sha256sum; do
 	if ! command -v $t >/dev/null; then
 		ktap_skip_all "$t missing (make deps installs it)"
@@ -23,7 +22,6 @@ done
 # Per version: mount, proto=rdma, one test per size, unmount.
 ktap_set_plan $(( $(echo $VERSIONS | wc -w) * ($(echo $SIZES | wc -w) + 3) + 1))
 
-guest_setup rxe
 ktap_test_result "nfsd listens on rdma $NFS_PORT" start_nfsd
 
 src=$(mktemp -d)

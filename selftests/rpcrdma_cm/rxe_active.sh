@@ -6,9 +6,8 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-skip_unless_root
+selftest_begin rxe_active
 
-ktap_print_header
 if ! command -v rdma >/dev/null; then
 	ktap_skip_all "iproute2 'rdma' tool missing"
 	exit "$KSFT_SKIP"
