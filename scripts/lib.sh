@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # settings for the scripts that source it
 # Shared settings for the rpcrdma_cm scripts. Source it; do not run it.
 
 RPCRDMA_CM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -229,7 +231,7 @@ require_root() {
 # Two guests on one virtual link (scripts/guest/two-guest.sh, scripts/guest/interop.sh).
 # PAIR_SERVER_PID and PAIR_CLIENT_PID are the running guests' process
 # groups' leaders; guest_pair_kill (from an EXIT trap) stops them.
-PAIR_SERVER_PID= PAIR_CLIENT_PID=
+PAIR_SERVER_PID='' PAIR_CLIENT_PID=''
 guest_pair_kill() {
 	[ -n "$PAIR_CLIENT_PID" ] && kill "$PAIR_CLIENT_PID" 2>/dev/null
 	[ -n "$PAIR_SERVER_PID" ] && kill "$PAIR_SERVER_PID" 2>/dev/null

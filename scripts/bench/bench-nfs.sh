@@ -76,7 +76,7 @@ for op in write read; do
 done
 
 n=${BENCH_N:-200} connects=${BENCH_CONNECTS:-1000} out=$RPCRDMA_CM_TOP/build/bench
-configs= workloads=$ALL_WORKLOADS
+configs='' workloads=$ALL_WORKLOADS
 while [ $# -gt 0 ]; do
 	case $1 in
 	--n) n=${2:-}; shift 2 || usage ;;

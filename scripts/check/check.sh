@@ -59,7 +59,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tally.sh"
-cd "$RPCRDMA_CM_TOP"
+cd "$RPCRDMA_CM_TOP" || exit 1
 require_root "make check"
 
 # Every guest of this run carries this tag in its QEMU -name.

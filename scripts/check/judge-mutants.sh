@@ -28,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 export INTEROP_TABLE=$work/interop-table.txt
 
 ASYM=module-asym-x-module-asym
-STOCK=stock-x-module
+STOCK='stock-x-module'
 CROSS=module7.3-x-stock6.12
 
 ktap_print_header

@@ -15,11 +15,13 @@
 #   unsafe      the shared protocol core (module/proto) contains no 'unsafe'
 #   in-tree-user  the 7.3 series' in-tree copy of the module equals module/
 #               (scripts/kernel/in-tree-user.sh check)
+#   scripts     every script and selftest program through shellcheck,
+#               warnings and errors (.shellcheckrc: follow what they source)
 # All of them on the base RPCRDMA_CM_KBASE names; LINT_SCOPE=kernel runs only
 # what depends on the base (clippy-kmod, checkpatch), for a second base.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
-cd "$RPCRDMA_CM_TOP"
+cd "$RPCRDMA_CM_TOP" || exit 1
 export CARGO_TERM_COLOR=never
 
 failed=0
@@ -40,9 +42,10 @@ shopt -s nullglob
 patches=(patches/"$RPCRDMA_CM_KBASE"/*.patch)
 scope=${LINT_SCOPE:-all}
 case "$scope" in all | kernel) ;; *) rpcrdma_cm_die "LINT_SCOPE=$scope: all or kernel" ;; esac
-# rustfmt-host, rustfmt-kmod, clippy-host, unsafe-free-core, in-tree-user
-# (scope all), clippy-kmod, and checkpatch once per patch (or one skip).
-host_checks=5
+# rustfmt-host, rustfmt-kmod, clippy-host, unsafe-free-core, in-tree-user,
+# the scripts' check (scope all), clippy-kmod, and checkpatch once per patch
+# (or one skip).
+host_checks=6
 [ "$scope" = all ] || host_checks=0
 echo "1..$((host_checks + 1 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 
@@ -62,6 +65,7 @@ kmod_clippy() {
 		return 1
 	fi
 	# Leave a normal build behind.
+	# shellcheck disable=SC2046 # the make arguments, one word each
 	make -s -C "$kdir" M="$RPCRDMA_CM_TOP/module" $(kernel_make_args) modules >/dev/null
 }
 if [ -f "$kdir/vmlinux" ]; then
@@ -88,6 +92,7 @@ no_unsafe() {
 # The in-tree copy of the module (the 7.3 series' last patch) is this
 # repository's source, file for file (scripts/kernel/in-tree-user.sh).
 [ "$scope" = all ] && check in-tree-user scripts/kernel/in-tree-user.sh check
+[ "$scope" = all ] && check shellcheck shellcheck -x -S warning scripts/*.sh scripts/*/*.sh selftests/rpcrdma_cm/*.sh
 
 # UNKNOWN_COMMIT_ID: the test kernel's git history is one commit (the
 # Debian source), so the Fixes: tags of the stock fixes name commits it

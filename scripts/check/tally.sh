@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # The tally of 'make check' (scripts/check/check.sh sources this file): each
 # function reads one stage's log and adds to the globals passed, failed,
 # skipped and failures (an array of names, printed as "FAILED: ..." lines).
@@ -42,7 +43,7 @@ count() {
 # Each result counts. A missing plan, fewer results than planned, or a
 # producer exit STATUS other than 0 without a failing result is a failure.
 tally_ktap() {
-	local name=$1 log=$2 status=${3:-0} line desc plan= results=0 bad=0
+	local name=$1 log=$2 status=${3:-0} line desc plan='' results=0 bad=0
 	while IFS= read -r line; do
 		case "$line" in
 		1..[0-9]*)
@@ -96,13 +97,13 @@ allowed_skip() {
 # own (e.g. printed "1..0 # SKIP" but exited 0) is a failure. A PROG that
 # printed no result did not run (the guest died or timed out): a failure.
 tally_selftests() {
-	local log=$1 line prog= desc reason= own_fail=0 own_n=0 p
+	local log=$1 line prog='' desc reason='' own_fail=0 own_n=0 p
 	shift
 	local -A done_progs=()
 	while IFS= read -r line; do
 		case "$line" in
 		"# selftests: "*)
-			prog=${line##*: } own_fail=0 own_n=0 reason= context=() ;;
+			prog=${line##*: } own_fail=0 own_n=0 reason='' context=() ;;
 		"# 1..0 # SKIP"*)
 			reason=${line#*SKIP} reason=${reason# } ;;
 		"# ok "[0-9]*"# SKIP"*)
@@ -156,7 +157,7 @@ tally_selftests() {
 # a failure. A non-zero STATUS with no failure found is a failure (the
 # build failed).
 tally_cargo() {
-	local log=$1 status=$2 line unit= before=$failed p f
+	local log=$1 status=$2 line unit='' before=$failed p f
 	while IFS= read -r line; do
 		case "$line" in
 		*"Running "*|*"Doc-tests "*)

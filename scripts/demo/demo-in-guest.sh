@@ -71,7 +71,7 @@ direct_rw() {
 # show_cm_private EVENT WHO PEER: what EVENT's newest line says this end sent
 # and negotiated.
 show_cm_private() {
-	local ev=$1 v
+	local ev=$1
 	v() { traced_value "$ev" "$1"; }
 	printf '  %-6s sent %-16s (%s: send %s, receive %s, flags %s)\n' "$2" "$(v sent)" \
 		"$( [ "$(v sent_v1)" = yes ] && echo "RFC 8797 v1" || echo "none/not v1")" \

@@ -24,7 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-kdir= name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56 cpus=2 memory=2G
+kdir='' name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56 cpus=2 memory=2G
 rwdirs=()
 while [ $# -gt 0 ]; do
 	case "$1" in

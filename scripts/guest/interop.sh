@@ -93,10 +93,10 @@ stock7.3-x-module6.12|stock@7.3|module@6.12:-|rxe|4|4.2|full
 module6.12-x-stock7.3|module@6.12:-|stock@7.3|rxe|4|4.2|cross
 stock6.12-x-module7.3|stock@6.12|module@7.3:-|rxe|4|4.2|full"
 
-which=cut only= list=0 recheck=
+which='cut' only='' list=0 recheck=''
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--cut) which=cut; shift ;;
+	--cut) which='cut'; shift ;;
 	--cross) which=cross; shift ;;
 	--full) which=full; shift ;;
 	--rows) only=$2; shift 2 ;;
@@ -193,7 +193,9 @@ run_row() {
 	genv=("KSFT_DIR=$KSFT_DIR"
 		"TWO_GUEST_WAIT=$((TIMEOUT - 60))" "INTEROP_TRANSPORT=$4"
 		"INTEROP_FAMILY=$5" "INTEROP_NFS_VERS=$6" "INTEROP_CONFORM=$7")
+	# shellcheck disable=SC2034 # read by guest_pair through namerefs
 	server_cmd=(env "${genv[@]}" "RPCRDMA_CM_KO=$(side_ko "$2")" "$T/interop_server.sh" "$d" "$(side_params "$2")")
+	# shellcheck disable=SC2034 # read by guest_pair through namerefs
 	client_cmd=(env "${genv[@]}" "RPCRDMA_CM_KO=$(side_ko "$3")" "$T/interop_client.sh" "$d" "$(side_params "$3")")
 	guest_pair "$d" iop 52:54:00:00:04 "$TIMEOUT" "$(side_kdir "$2")" "$(side_kdir "$3")" server_cmd client_cmd
 }
@@ -353,9 +355,9 @@ tool_info() {
 # RI not traced: "-"); "none" when there is nothing to read (a stock
 # server traces nothing).
 reported() {
-	local d=$1 side=$2 role line event
-	role=requester event=xprtrdma_cm_private
-	[ "$side" = server ] && role=responder event=svcrdma_cm_private
+	local d=$1 side=$2 role line
+	role=requester
+	[ "$side" = server ] && role=responder
 	kv() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 	if [ -s "$d/$side-connections" ]; then
 		line=$(grep "^role=$role " "$d/$side-connections")
@@ -496,7 +498,7 @@ row_checks() {
 			fi
 			rc=$(cat "$d/$side-exit" 2>/dev/null)
 			local end=server-done
-			[ $side = client ] && end=client-finished
+			[ $side = client ] && end='client-finished'
 			if [ "$rc" != 0 ] || [ ! -e "$d/$end" ]; then
 				ktap_print_msg "$name $side guest: exit ${rc:-unknown}, script $([ -e "$d/$end" ] && echo finished || echo "did not finish"): $(cat "$d/$side-error" 2>/dev/null)"
 				ok=1

@@ -37,7 +37,9 @@ genv=("KSFT_DIR=$KSFT_DIR" "RPCRDMA_CM_KO=$(module_ko)"
 # link; PARAMS "" = stock, "-" = rpcrdma_cm with defaults, else its params.
 run_pair() {
 	local d=$1 server_cmd client_cmd
+	# shellcheck disable=SC2034 # read by guest_pair through namerefs
 	server_cmd=(env "${genv[@]}" "$T/two_guest_server.sh" "$d" "$2")
+	# shellcheck disable=SC2034 # read by guest_pair through namerefs
 	client_cmd=(env "${genv[@]}" "$T/two_guest_client.sh" "$d" "$3")
 	guest_pair "$d" 2g 52:54:00:00:02 "$TIMEOUT" "$kdir" "$kdir" server_cmd client_cmd
 	for f in server-error client-error; do

@@ -46,6 +46,7 @@ mapfile -t commits < <(git -C "$kdir" rev-list --reverse "$base..HEAD")
 git -C "$tree" fetch -q "$kdir" HEAD || rpcrdma_cm_die "cannot fetch the series from $kdir"
 
 all=("$base" "${commits[@]}")
+# shellcheck disable=SC2206 # a list of step numbers, split on purpose
 steps=(${BISECT_STEPS:-$(seq 0 ${#commits[@]})})
 for step in "${steps[@]}"; do
 	[[ "$step" =~ ^[0-9]+$ ]] && [ "$step" -le ${#commits[@]} ] ||

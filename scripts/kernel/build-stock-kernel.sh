@@ -42,7 +42,7 @@ done
 fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config" "$RPCRDMA_CM_TOP/kconfig/base-$RPCRDMA_CM_KBASE.config")
 [ "$variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
 stock=stock
-[ "$variant" = debug ] && stock=stock-debug
+[ "$variant" = debug ] && stock='stock-debug'
 input_hash() {
 	{
 		echo "base $RPCRDMA_CM_KBASE tarball $(kbase_source_version)"

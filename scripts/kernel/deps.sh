@@ -47,7 +47,7 @@ apt_plain=(
 	flex bison bc libelf-dev libssl-dev cpio kmod pahole make gcc
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils rdmacm-utils librdmacm-dev libibverbs-dev
-	nfs-kernel-server nfs-common iproute2 tshark tcpdump procps jq
+	nfs-kernel-server nfs-common iproute2 tshark tcpdump procps jq shellcheck
 	python3-pip xz-utils
 )
 

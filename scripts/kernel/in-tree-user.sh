@@ -28,7 +28,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 SERIES=$RPCRDMA_CM_TOP/patches/7.3
-SUBJECT="SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private data hooks"
 DIR=net/sunrpc/xprtrdma/rpcrdma_cm
 # in-tree path <- repository path
 FILES=(
@@ -92,8 +91,10 @@ check() {
 	fi
 	n=$((n + 1))
 	local want got
-	want=$(printf '%s\n' MAINTAINERS net/sunrpc/Kconfig net/sunrpc/xprtrdma/Makefile "$DIR/Makefile" \
-		$(for pair in "${FILES[@]}"; do echo "${pair%% *}"; done) | sort)
+	want=$({
+		printf '%s\n' MAINTAINERS net/sunrpc/Kconfig net/sunrpc/xprtrdma/Makefile "$DIR/Makefile"
+		for pair in "${FILES[@]}"; do echo "${pair%% *}"; done
+	} | sort)
 	got=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$patch" | sort)
 	if [ "$want" = "$got" ] &&
 		grep -q '^+config SUNRPC_XPRT_RDMA_CM$' "$patch" &&
@@ -143,15 +144,17 @@ check() {
 }
 
 generate() {
-	local tree=$1 existing prev parent work idx pair intree src blob kconfig makefile out date
+	local tree=$1 existing prev='' f parent work idx pair intree src blob kconfig makefile out date
 	# The patch as it stands, if any: its Date is kept, and it is replaced.
 	existing=$(the_patch) || existing=
-	prev=$(ls "$SERIES"/*.patch | grep -v -F "${existing:-none}" | tail -1)
+	for f in "$SERIES"/*.patch; do
+		[ "$f" = "$existing" ] || prev=$f
+	done
 	parent=$(git -C "$tree" log --format=%H -1 --fixed-strings \
 		--grep="$(sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$prev")")
 	[ -n "$parent" ] || rpcrdma_cm_die "no commit of ${prev##*/} in $tree"
 	work=$(mktemp -d)
-	trap "rm -rf '$work'" EXIT
+	trap 'rm -rf "$work"' EXIT
 	idx=$work/index
 	export GIT_INDEX_FILE=$idx
 	git -C "$tree" read-tree "$parent"

@@ -57,7 +57,7 @@ counter() {
 
 # The responder's counters, "name=value" one a line.
 counters() {
-	grep '^responder ' $STATS | tr ' ' '\n' | grep =
+	grep '^responder ' $STATS | tr ' ' '\n' | grep '='
 }
 
 # Connections whose svcrdma_cm_private line said remote_inv=on.
@@ -126,7 +126,7 @@ no_line_of() {
 	! grep -q "^role=$1 " $CONN
 }
 silent_requester_recorded() {
-	local out pid lines i want traced shown reply
+	local out pid lines want traced shown reply
 	# From no line at all, so that the one seen is the held connection's.
 	no_responder_lines || { ktap_print_msg "earlier connections still listed in $CONN"; return 1; }
 	echo >$T/trace

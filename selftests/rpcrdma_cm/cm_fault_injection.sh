@@ -59,7 +59,7 @@ kmsg_mark fault_injection
 # Every text symbol /proc/kallsyms lists for the module must lie in the
 # range. (Addresses as root reads them; bash arithmetic wraps at 2^63 but
 # keeps the order of kernel addresses, all above it.)
-text_start= text_end=
+text_start='' text_end=''
 for sec in .text .exit.text; do
 	addr=$(cat "/sys/module/rpcrdma_cm/sections/$sec" 2>/dev/null)
 	size=$(readelf -SW "$RPCRDMA_CM_KO" |

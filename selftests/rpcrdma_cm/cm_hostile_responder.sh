@@ -34,7 +34,6 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/peer_lib.sh"
 selftest_begin cm_hostile_responder tool module rxe
 ROLE=requester
-EVENT=xprtrdma_cm_private
 
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats

@@ -149,7 +149,7 @@ requester_counter() {
 # and SIZE as both thresholds. With the module, "short" must rise.
 client_case() {
 	local by=$1 hex=$2 v1=$3 size=$4 out=/tmp/cm_iwarp_short.responder
-	local pid i got before after len=$((${#2} / 2))
+	local pid got before after len=$((${#2} / 2))
 	[ "$by" = module ] && before=$(requester_counter short)
 	trace_cm_private xprtrdma_cm_private || return 1
 	timeout 120 "$TOOL" respond --count 1 --pdata "${hex:--}" --hold 3 "$SIW_ADDR:$CLIENT_PORT" >$out 2>&1 &

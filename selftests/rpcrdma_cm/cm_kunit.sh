@@ -39,7 +39,7 @@ kunit_case() { echo "$cases" | grep -qE "^ *ok [0-9]+ $1( |\$)"; }
 for name in $(echo "$cases" | sed -E 's/^ *(not )?ok [0-9]+ ([a-z_0-9]+).*/\2/'); do
 	if ! kunit_case "$name"; then
 		# KUnit's own lines about the case: where its assertion failed.
-		echo "$log" | grep -E "^ *# $name[:.]" | grep -v '\.speed:' | head -10 | sed 's/^ */# /'
+		echo "$log" | grep -E "^ *# ${name}[:.]" | grep -v '\.speed:' | head -10 | sed 's/^ */# /'
 	fi
 	ktap_test_result "KUnit $SUITE: $name" kunit_case "$name"
 done

@@ -34,7 +34,7 @@ ktap_set_plan 4
 # that accepts only once ACTION, run after the connect request arrived,
 # has returned. Leaves the client's event in the trace.
 connect_with_window() {
-	local out=/tmp/cm_latch.responder go=/tmp/cm_latch.go pid i mpid
+	local out=/tmp/cm_latch.responder go=/tmp/cm_latch.go pid mpid
 	rm -f $go
 	trace_cm_private xprtrdma_cm_private || return 1
 	timeout 240 "$TOOL" respond --count 1 --pdata $ACCEPT --hold 3 --wait-for $go "$ip:$PORT" >$out 2>&1 &

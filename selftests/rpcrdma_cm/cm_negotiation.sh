@@ -210,7 +210,7 @@ ktap_test_result "debugfs lines go away when connections close" no_lines_left
 # Connections: userspace requesters held open (rpcrdma-cm probe --hold,
 # killed at the end), each line told apart by the requester's port.
 one_file_shows_each_once() {
-	local dir pids=() i n first rc=0
+	local dir pids=() n first rc=0
 	dir=$(mktemp -d)
 	hold_probe() {
 		"$TOOL" probe --hold 300 --pdata f6ab0e1801010303 "$ip:$NFS_PORT" \
@@ -234,7 +234,7 @@ with open(conn) as f:
 PY
 		local reader=$!
 		if wait_for_file 120 "$dir/first.done"; then
-			for i in 1 2 3 4; do hold_probe; done
+			for _ in 1 2 3 4; do hold_probe; done
 			wait_for '[ "$(grep -c "^role=responder" $CONN)" -ge 5 ]' ||
 				{ ktap_print_msg "only $(grep -c '^role=responder' $CONN) of 5 responder lines"; rc=1; }
 		else

@@ -23,7 +23,6 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/peer_lib.sh"
 selftest_begin cm_storm tool module rxe
 ROLE=responder
-EVENT=svcrdma_cm_private
 
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats

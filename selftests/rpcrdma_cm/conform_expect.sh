@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # What `rpcrdma-cm conform` must find on a Linux NFS/RDMA server, from the
 # server's configuration and RFC 8797, written here and not taken from the

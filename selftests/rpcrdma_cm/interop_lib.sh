@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Helpers of the interop matrix's guest halves (interop_server.sh,
 # interop_client.sh; scripts/guest/interop.sh runs them). Source after lib.sh.
@@ -48,7 +49,7 @@ ipv6_ready() {
 # (IPv6 without duplicate address detection, and only once it is usable),
 # and the RDMA device of INTEROP_TRANSPORT on it; prints the NIC.
 interop_link_up() {
-	local nic addr i
+	local nic addr
 	nic=$(link_nic) || return 1
 	addr=$(interop_addr "$1")
 	ip link set "$nic" up || return 1

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Helpers for the rpcrdma_cm selftests. They run inside a virtme-ng guest
 # that shares the host's userspace; source this file, then the kselftest

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Reconciling a series of RDMA CM connections between the kernel and a
 # userspace peer (rpcrdma-cm storm or respond) with what RFC 8797 gives and what rpcrdma_cm
-# counted: cm_hostile_responder.sh (the kernel client, ROLE=requester,
-# EVENT=xprtrdma_cm_private) and cm_storm.sh (nfsd, ROLE=responder,
-# EVENT=svcrdma_cm_private). Source after lib.sh; set ROLE, WORK, STATS,
+# counted: cm_hostile_responder.sh (the kernel client, ROLE=requester)
+# and cm_storm.sh (nfsd, ROLE=responder). Source after lib.sh; set ROLE, WORK, STATS,
 # CONNS first. The oracle is $RPCRDMA_CM_ORACLE, by default the
 # repository's scripts/guest/rfc8797_oracle.py.
 #
@@ -33,7 +33,7 @@ padded() {
 # trace_fields LINE: the event's key=value words as T_key variables.
 trace_fields() {
 	local w
-	T_sent_send= T_sent_recv= T_sent_flags= T_peer_len= T_peer= T_send_threshold= T_recv_threshold= T_remote_inv=
+	T_sent_send='' T_sent_recv='' T_sent_flags='' T_peer_len='' T_peer='' T_send_threshold='' T_recv_threshold='' T_remote_inv=''
 	for w in $1; do
 		case "$w" in
 		sent_send=*|sent_recv=*|sent_flags=*|peer_len=*|peer=*|send_threshold=*|recv_threshold=*|remote_inv=*)

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2034 # settings for the programs that source it
 #
 # Sourced by cm_stock_conformance.sh and cm_err_chunk.sh: a userspace
 # requester (rpcrdma-cm probe --read) that advertises chosen sizes in its
