@@ -202,7 +202,10 @@ impl fmt::Display for Entry {
             None => f.write_str(" peer_conformance=pending")?,
             Some(Ok(m)) => write!(
                 f,
-                " peer_conformance=ok peer_send={} peer_recv={} peer_ri={} peer_reserved={:#04x}",
+                concat!(
+                    " peer_conformance=ok peer_send={} peer_recv={}",
+                    " peer_remote_inv={} peer_reserved={:#04x}"
+                ),
                 m.max_send,
                 m.max_recv,
                 u8::from(m.flags.remote_invalidation()),
@@ -214,7 +217,7 @@ impl fmt::Display for Entry {
             None => f.write_str(" advertised=none")?,
             Some(m) => write!(
                 f,
-                " advertised_send={} advertised_recv={} advertised_ri={}",
+                " advertised_send={} advertised_recv={} advertised_remote_inv={}",
                 m.max_send,
                 m.max_recv,
                 u8::from(m.flags.remote_invalidation())

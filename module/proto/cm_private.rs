@@ -377,25 +377,6 @@ impl fmt::Display for Nonconformance {
     }
 }
 
-/// Which end of the connection this side is.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Role {
-    /// The side that connects and sends RPC calls (the NFS client).
-    Requester,
-    /// The side that accepts and sends RPC replies (the NFS server).
-    Responder,
-}
-
-impl Role {
-    /// `requester` or `responder`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Role::Requester => "requester",
-            Role::Responder => "responder",
-        }
-    }
-}
-
 /// What this side can do, before hearing from the peer.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct LocalLimits {

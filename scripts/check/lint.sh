@@ -10,6 +10,9 @@
 #   clippy      host crates, warnings are errors
 #   clippy-kmod the module built with CLIPPY=1 (the kernel's lint set) against
 #               the test kernel; any warning fails
+#   bench-kmod  the connection table benchmark's build of the module
+#               (scripts/bench/bench-table.sh --build-only), which nothing
+#               else compiles
 #   checkpatch  scripts/checkpatch.pl --strict on every patch of the base's
 #               series, patches/$RPCRDMA_CM_KBASE (the kernel tree's own checkpatch)
 #   unsafe      the shared protocol core (module/proto) contains no 'unsafe'
@@ -43,11 +46,11 @@ patches=(patches/"$RPCRDMA_CM_KBASE"/*.patch)
 scope=${LINT_SCOPE:-all}
 case "$scope" in all | kernel) ;; *) rpcrdma_cm_die "LINT_SCOPE=$scope: all or kernel" ;; esac
 # rustfmt-host, rustfmt-kmod, clippy-host, unsafe-free-core, in-tree-user,
-# the scripts' check (scope all), clippy-kmod, and checkpatch once per patch
-# (or one skip).
+# the scripts' check (scope all), clippy-kmod, bench-kmod, and checkpatch once
+# per patch (or one skip).
 host_checks=6
 [ "$scope" = all ] || host_checks=0
-echo "1..$((host_checks + 1 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
+echo "1..$((host_checks + 2 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 
 if [ "$scope" = all ]; then
 	check rustfmt-host cargo fmt --all -- --check
@@ -72,8 +75,10 @@ if [ -f "$kdir/vmlinux" ]; then
 	# Force the Rust object to be rebuilt under clippy.
 	rm -f module/rpcrdma_cm_main.o
 	check "clippy-kmod $RPCRDMA_CM_KBASE" kmod_clippy
+	check "bench-kmod $RPCRDMA_CM_KBASE" env KDIR="$kdir" scripts/bench/bench-table.sh --build-only
 else
 	echo "ok - clippy-kmod $RPCRDMA_CM_KBASE # SKIP no kernel at $kdir"
+	echo "ok - bench-kmod $RPCRDMA_CM_KBASE # SKIP no kernel at $kdir"
 fi
 
 # Only grep's "no match" (status 1) passes: a missing or unreadable

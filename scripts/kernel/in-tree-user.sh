@@ -154,7 +154,8 @@ generate() {
 		--grep="$(sed -n 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //p' "$prev")")
 	[ -n "$parent" ] || rpcrdma_cm_die "no commit of ${prev##*/} in $tree"
 	work=$(mktemp -d)
-	trap 'rm -rf "$work"' EXIT
+	# shellcheck disable=SC2064 # work is local: expanded now, removed at exit
+	trap "rm -rf '$work'" EXIT
 	idx=$work/index
 	export GIT_INDEX_FILE=$idx
 	git -C "$tree" read-tree "$parent"

@@ -349,11 +349,11 @@ status_json() {
 				got=$(echo "$entry" | jq -r ".$k") ;;
 			peer_send) got=$(echo "$entry" | jq -r '.peer_advertised.send') ;;
 			peer_recv) got=$(echo "$entry" | jq -r '.peer_advertised.recv') ;;
-			peer_ri) got=$(echo "$entry" | jq -r '.peer_advertised.remote_invalidation | if . then 1 else 0 end') ;;
+			peer_remote_inv) got=$(echo "$entry" | jq -r '.peer_advertised.remote_invalidation | if . then 1 else 0 end') ;;
 			peer_reserved) got=$(printf '0x%02x' "$(echo "$entry" | jq -r '.peer_reserved_flags')") ;;
 			advertised_send) got=$(echo "$entry" | jq -r '.advertised.send') ;;
 			advertised_recv) got=$(echo "$entry" | jq -r '.advertised.recv') ;;
-			advertised_ri) got=$(echo "$entry" | jq -r '.advertised.remote_invalidation | if . then 1 else 0 end') ;;
+			advertised_remote_inv) got=$(echo "$entry" | jq -r '.advertised.remote_invalidation | if . then 1 else 0 end') ;;
 			send_threshold) got=$(echo "$entry" | jq -r '.negotiated.send') ;;
 			recv_threshold) got=$(echo "$entry" | jq -r '.negotiated.recv') ;;
 			remote_inv) got=$(echo "$entry" | jq -r '.negotiated.remote_invalidation | if . then 1 else 0 end') ;;

@@ -170,7 +170,7 @@ fn parse_connection(line: &str) -> Result<Connection, String> {
         peer_pdata_len: p.num("peer_pdata_len")?,
         peer_conformance: conformance.to_string(),
         peer_advertised: if peer_ok {
-            Some(p.sizes("peer_send", "peer_recv", "peer_ri")?)
+            Some(p.sizes("peer_send", "peer_recv", "peer_remote_inv")?)
         } else {
             None
         },
@@ -182,7 +182,11 @@ fn parse_connection(line: &str) -> Result<Connection, String> {
         advertised: if p.str("advertised").ok() == Some("none") {
             None
         } else {
-            Some(p.sizes("advertised_send", "advertised_recv", "advertised_ri")?)
+            Some(p.sizes(
+                "advertised_send",
+                "advertised_recv",
+                "advertised_remote_inv",
+            )?)
         },
         local_send: p.num("local_send")?,
         local_recv: p.num("local_recv")?,
