@@ -48,8 +48,10 @@ fn size(bytes: u32) -> Option<InlineSize> {
     (bytes != 0).then(|| InlineSize::from_bytes(bytes))
 }
 
-/// Take the parameters given at load. Nothing to do here: the C setters
-/// checked them as they were set, and [`params`] reads them where they are.
+/// Take the parameters given at load.
+///
+/// Nothing to do here: the C setters checked them as they were set, and
+/// [`params`] reads them where they are.
 pub(crate) fn load_params() -> Result {
     Ok(())
 }
@@ -105,10 +107,11 @@ pub(crate) struct Debugfs {
 }
 
 impl Debugfs {
-    /// Create `rpcrdma_cm/{connections,stats,callback_times}` showing the
-    /// state of `registration`, which the returned value owns from now on.
-    /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no
-    /// files and the module works all the same.
+    /// Create `rpcrdma_cm/{connections,stats,callback_times}` showing the state
+    /// of `registration`, which the returned value owns from now on.
+    ///
+    /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files
+    /// and the module works all the same.
     pub(crate) fn create(registration: Pin<KBox<Registration<CmState>>>) -> Debugfs {
         let ptr: *const CmState = registration.data();
         // SAFETY: the C side keeps the pointer for the show callbacks

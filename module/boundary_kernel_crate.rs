@@ -68,6 +68,7 @@ impl SizeParam {
     }
 
     /// The size in effect; `None` where the transport's setting applies.
+    ///
     /// The core rounds it down to a multiple of 1024.
     fn get(&self) -> Option<InlineSize> {
         match self.value.load(Relaxed) {
@@ -170,9 +171,11 @@ static BOOL_PARAMS: [&BoolParam; 3] = [
     &NONCONFORMING_REQUESTER_1K,
 ];
 
-/// Take the parameters given at load: check each size as
-/// [`SizeParam::set`] does and put every value in effect. Fails with
-/// `EINVAL`, saying which, if a size is neither 0 nor within 1024..262144.
+/// Take the parameters given at load: check each size as [`SizeParam::set`]
+/// does and put every value in effect.
+///
+/// Fails with `EINVAL`, saying which, if a size is neither 0 nor within
+/// 1024..262144.
 pub(crate) fn load_params() -> Result {
     let mut result = Ok(());
     for p in SIZE_PARAMS {
@@ -213,8 +216,10 @@ pub(crate) fn params() -> Params {
 
 /// Limits a message to a burst of [`RateLimit::BURST`] per
 /// [`RateLimit::INTERVAL_NS`], as `pr_warn_ratelimited()` does with its
-/// defaults, which the kernel crate lacks. Races between callers may let a
-/// message more or less through, never corrupt anything.
+/// defaults, which the kernel crate lacks.
+///
+/// Races between callers may let a message more or less through, never corrupt
+/// anything.
 struct RateLimit {
     /// When the current window began, in ns since [`RateLimit::origin`].
     begin_ns: Atomic<i64>,
@@ -331,11 +336,12 @@ enum Files {
 }
 
 impl Debugfs {
-    /// Create `rpcrdma_cm/{connections,stats,callback_times}` showing the
-    /// state of `registration`, which the returned value owns from now on,
-    /// and `rpcrdma_cm/parameters/`. Without debugfs (`debugfs=off`,
-    /// `CONFIG_DEBUG_FS=n`) there are no files and the module works all the
-    /// same.
+    /// Create `rpcrdma_cm/{connections,stats,callback_times}` showing the state
+    /// of `registration`, which the returned value owns from now on, and
+    /// `rpcrdma_cm/parameters/`.
+    ///
+    /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files
+    /// and the module works all the same.
     pub(crate) fn create(registration: OwnedRegistration) -> Debugfs {
         let Ok(slot) = KBox::<Scope<OwnedRegistration>>::new_uninit(GFP_KERNEL) else {
             pr_info!("no debugfs files (error {})\n", ENOMEM.to_errno());
@@ -372,11 +378,12 @@ fn populate<'data>(registration: &'data OwnedRegistration, dir: &ScopedDir<'data
     }
 }
 
-/// `rpcrdma_cm/connections`: one line per connection, by cookie. The table
-/// is locked for one line at a time, never across the walk, so a reader
-/// holds up connection setup for one line at most however many connections
-/// there are; a connection set up or closed during the walk may be shown or
-/// not.
+/// `rpcrdma_cm/connections`: one line per connection, by cookie.
+///
+/// The table is locked for one line at a time, never across the walk, so a
+/// reader holds up connection setup for one line at most however many
+/// connections there are; a connection set up or closed during the walk may be
+/// shown or not.
 fn show_connections(state: &CmState, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let mut key = 0;
     while let Some(cookie) = state.cookie_at_or_after(key) {
@@ -440,8 +447,9 @@ fn read_text<'a>(reader: &mut UserSliceReader, buf: &'a mut [u8]) -> Result<&'a 
     Ok(&buf[..end])
 }
 
-/// Parse `text` as `kstrtouint(text, 0, ...)` does: an optional `+`, then
-/// hex after `0x`, octal after `0`, else decimal, then at most a newline.
+/// Parse `text` as `kstrtouint(text, 0, ...)` does: an optional `+`, then hex
+/// after `0x`, octal after `0`, else decimal, then at most a newline.
+///
 /// `ERANGE` if the number does not fit, `EINVAL` if it is not one.
 fn parse_uint(text: &[u8]) -> Result<u32> {
     let text = text.strip_prefix(b"+").unwrap_or(text);

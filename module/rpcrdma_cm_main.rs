@@ -478,10 +478,11 @@ impl CmState {
         }
     }
 
-    /// Allocate the node for `entry`, outside any lock. The transports call
-    /// in a NOIO scope, so `GFP_KERNEL` cannot recurse into FS or I/O
-    /// reclaim here. On failure the caller leaves the connection to the
-    /// stock code, which handles it correctly without this module; the
+    /// Allocate the node for `entry`, outside any lock.
+    ///
+    /// The transports call in a NOIO scope, so `GFP_KERNEL` cannot recurse into
+    /// FS or I/O reclaim here. On failure the caller leaves the connection to
+    /// the stock code, which handles it correctly without this module; the
     /// role's `no_memory` counts it.
     fn node(&self, entry: Entry) -> Result<EntryNode> {
         let role = entry.role;
@@ -518,8 +519,10 @@ impl CmState {
             .map(|cursor| *cursor.current().0)
     }
 
-    /// debugfs `connections`: the line of the connection of `cookie`, if it
-    /// is still there. The lock is held for this one line only.
+    /// debugfs `connections`: the line of the connection of `cookie`, if it is
+    /// still there.
+    ///
+    /// The lock is held for this one line only.
     fn show_connection(&self, cookie: usize, out: &mut dyn fmt::Write) {
         if let Some(e) = self.table.lock().get(&cookie) {
             let _ = writeln!(out, "{}", e);

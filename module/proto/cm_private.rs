@@ -232,8 +232,9 @@ impl PrivateMessage {
         }
     }
 
-    /// The 8 octets to put in the CM private data. Reserved flag bits are
-    /// always sent as zero.
+    /// The 8 octets to put in the CM private data.
+    ///
+    /// Reserved flag bits are always sent as zero.
     pub const fn encode(&self) -> [u8; MESSAGE_LEN] {
         let m = MAGIC.to_be_bytes();
         [
@@ -384,16 +385,18 @@ pub struct LocalLimits {
     pub max_send: InlineSize,
     /// Largest message this side's receive buffers hold.
     pub max_recv: InlineSize,
-    /// Requester: it can handle Send With Invalidate. Responder: it can send it.
+    /// Requester: it can handle Send With Invalidate; responder: it can send
+    /// it.
     pub remote_invalidation: bool,
 }
 
 impl LocalLimits {
-    /// What the peer assumes about a side that sends no private data
-    /// (RFC 8797 section 5): 1024/1024 and no Remote Invalidation. A side
-    /// that sends nothing must negotiate with these, not its real limits,
-    /// or it would expect inline messages the peer will never send and send
-    /// ones the peer does not expect.
+    /// What the peer assumes about a side that sends no private data (RFC 8797
+    /// section 5): 1024/1024 and no Remote Invalidation.
+    ///
+    /// A side that sends nothing must negotiate with these, not its real
+    /// limits, or it would expect inline messages the peer will never send and
+    /// send ones the peer does not expect.
     ///
     /// ```
     /// # use rpcrdma_cm_proto::cm_private::*;
@@ -449,8 +452,8 @@ pub struct Negotiated {
     pub send_threshold: InlineSize,
     /// The largest message the peer may send to this side: min(own recv, peer send).
     pub recv_threshold: InlineSize,
-    /// Responder: it may reply with Send With Invalidate. Requester: both
-    /// sides advertised support, so it may see Send With Invalidate.
+    /// Responder: it may reply with Send With Invalidate; requester: both sides
+    /// advertised support, so it may see Send With Invalidate.
     pub remote_invalidation: bool,
     /// Whether the peer's private data conformed (false: RFC defaults used).
     pub peer_conforming: bool,
