@@ -91,7 +91,7 @@ two-guest: module tools
 	KDIR=$(KDIR) $(SCRIPTS)/guest/two-guest.sh
 
 stock-kernel:
-	$(SCRIPTS)/kernel/build-stock-kernel.sh $(KCONFIG)
+	$(SCRIPTS)/kernel/build-kernel.sh $(if $(filter debug,$(KCONFIG)),stock-debug,stock)
 
 # cm_stock_conformance.sh on the unpatched kernel: it must fail exactly the
 # checks the series fixes (make check runs it on the full base).

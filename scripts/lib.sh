@@ -170,40 +170,12 @@ step_kernel() {
 			"free some space or point RPCRDMA_CM_CACHE at a larger disk" >&2
 		return 1
 	fi
-	echo "kernel: building the $variant test kernel ($RPCRDMA_CM_KBASE: Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION + patches/$RPCRDMA_CM_KBASE, Rust on):" \
-		"about 10 minutes on 2 idle cores (15 when they are busy), once; cached afterwards; log: $log"
+	echo "kernel: building the $variant test kernel ($RPCRDMA_CM_KBASE: Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION$(
+		case $variant in stock*) ;; *) echo " + patches/$RPCRDMA_CM_KBASE" ;; esac), Rust on):" \
+		"about 10 minutes on 2 idle cores (15 when they are busy; a stock one 2 minutes from a built patched tree), once; cached afterwards; log: $log"
 	run_step "kernel build" "$log" progress_kernel \
 		"$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" "$variant" || {
 		echo "kernel: build failed; the end of $log:" >&2
-		tail -n 20 "$log" >&2
-		return 1
-	}
-	tail -n 1 "$log"
-}
-
-# step_stock_kernel LOG: the stock test kernel (scripts/kernel/build-stock-kernel.sh:
-# no patches, for the interop matrix), reused or built with progress lines.
-step_stock_kernel() {
-	local log=$1 dir where avail
-	dir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir) || return 1
-	if [ -f "$(dirname "$dir")/built" ]; then
-		echo "kernel: stock cached in $(dirname "$dir")" | tee "$log"
-		return 0
-	fi
-	where=$RPCRDMA_CM_CACHE
-	while [ ! -d "$where" ]; do where=$(dirname "$where"); done
-	avail=$(df -P -k "$where" | awk 'NR == 2 { print int($4 / 1048576) }')
-	if [ "$avail" -lt "$KERNEL_BUILD_NEEDS_GIB" ]; then
-		echo "kernel: $avail GiB free in $where, the stock kernel needs about $KERNEL_BUILD_NEEDS_GIB GiB:" \
-			"free some space or point RPCRDMA_CM_CACHE at a larger disk" >&2
-		return 1
-	fi
-	echo "kernel: building the stock $RPCRDMA_CM_KBASE test kernel (Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION, no patches) incrementally from the" \
-		"default tree: about 2 minutes (a copy of 2.3 GiB, then sunrpc, xprtrdma and the Rust crates" \
-		"recompile), once; cached afterwards; log: $log"
-	run_step "stock kernel build" "$log" progress_kernel \
-		"$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" || {
-		echo "kernel: stock build failed; the end of $log:" >&2
 		tail -n 20 "$log" >&2
 		return 1
 	}

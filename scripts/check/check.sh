@@ -32,7 +32,7 @@
 #               test is a failure)
 #   bench-nfs-smoke  scripts/bench/bench-nfs-smoke.sh on the full base, the smoke
 #               cut of 'make bench-nfs' (each KTAP test counts, as for two-guest)
-#   stock kernels  scripts/kernel/build-stock-kernel.sh per base, the unpatched peers
+#   stock kernels  scripts/kernel/build-kernel.sh stock per base, the unpatched peers
 #               of the interop matrix, built incrementally from the test
 #               kernel's tree (one test each), in the background after the
 #               cut base's kernel
@@ -170,10 +170,10 @@ bg_step() {
 	bg_step kernel-$cut_base "$logs/kernel-$cut_base.log" "$cut_base" \
 		scripts/kernel/build-kernel.sh default
 	bg_step stock-$CHECK_FULL_BASE "$logs/stock-kernel-$CHECK_FULL_BASE.log" "$CHECK_FULL_BASE" \
-		scripts/kernel/build-stock-kernel.sh
+		scripts/kernel/build-kernel.sh stock
 	[ "$(cat "$logs/bg-kernel-$cut_base.rc")" = 0 ] &&
 		bg_step stock-$cut_base "$logs/stock-kernel-$cut_base.log" "$cut_base" \
-			scripts/kernel/build-stock-kernel.sh
+			scripts/kernel/build-kernel.sh stock
 ) </dev/null &
 background=$!
 # kill_tree PID: PID and everything it started (the background builds when

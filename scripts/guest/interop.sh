@@ -3,7 +3,7 @@
 #
 # The interop matrix: pairs of guests (server and client, each with its own
 # kernel: the patched test kernel, with or without rpcrdma_cm, or the stock
-# kernel of scripts/kernel/build-stock-kernel.sh) over soft-RoCE or soft-iWARP,
+# kernel of scripts/kernel/build-kernel.sh stock) over soft-RoCE or soft-iWARP,
 # IPv4 or IPv6, with NFSv3, 4.0, 4.1 or 4.2.
 #
 #   scripts/guest/interop.sh [--cut | --full] [--rows NAME,NAME...] [--list]
@@ -35,7 +35,7 @@ set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
-stock_kdir=${STOCK_KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir)}
+stock_kdir=${STOCK_KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir stock)}
 KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
 . "$KSFT_DIR/kselftest/ktap_helpers.sh"
@@ -150,7 +150,7 @@ side_kdir() {
 		return
 	fi
 	case "$(side_kind "$1")" in
-	stock) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir ;;
+	stock) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir stock ;;
 	*) RPCRDMA_CM_KBASE=$base "$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir ;;
 	esac
 }
@@ -170,7 +170,7 @@ side_params() {
 	for spec in "$server" "$client"; do
 		f=$(side_kdir "$spec")/arch/x86/boot/bzImage
 		[ -f "$f" ] || rpcrdma_cm_die "$f missing ($name: $spec): build that base's kernels" \
-			"('make KBASE=$(side_base "$spec") kernel', scripts/kernel/build-stock-kernel.sh)"
+			"('make KBASE=$(side_base "$spec") kernel', scripts/kernel/build-kernel.sh stock)"
 		[ "$(side_kind "$spec")" != module ] || [ -f "$(side_ko "$spec")" ] ||
 			rpcrdma_cm_die "$(side_ko "$spec") missing ($name): run 'make KBASE=$(side_base "$spec") module'"
 	done

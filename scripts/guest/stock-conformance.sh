@@ -3,7 +3,7 @@
 #
 # The stock-conformance tests can fail: selftests/rpcrdma_cm/
 # cm_stock_conformance.sh (RFC 8797 in svcrdma itself, no module) on the
-# unpatched kernel of RPCRDMA_CM_KBASE (scripts/kernel/build-stock-kernel.sh;
+# unpatched kernel of RPCRDMA_CM_KBASE (scripts/kernel/build-kernel.sh stock;
 # it must be built). The series' kernel passes every subtest (the guest
 # suite runs the program there); the stock kernel must fail exactly the
 # checks the series fixes, per transport (rxe, siw):
@@ -27,7 +27,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-stock-kernel.sh" --print-dir)
+kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir stock)
 [ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no stock $RPCRDMA_CM_KBASE kernel in $kdir: run 'make stock-kernel'"
 # shellcheck source=/dev/null
 . "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"

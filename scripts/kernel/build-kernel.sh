@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build (or reuse) the rpcrdma_cm test kernel.
+# Build (or reuse) a test kernel: the one entry for every variant.
 #
-#   scripts/kernel/build-kernel.sh [--print-dir] [default|debug]
+#   scripts/kernel/build-kernel.sh [--print-dir] [default|debug|stock|stock-debug]
 #
 # The kernel base is RPCRDMA_CM_KBASE (6.12 or 7.3, see lib.sh): its Debian
-# source and its series, patches/<base>/. The tree lives outside the
-# repository, in $RPCRDMA_CM_CACHE/kernel-<base>-<variant>-<hash>, where
-# <hash> covers every input: the source tarball and package version, each
-# patch of the series (in order), the kconfig fragments, the toolchain versions and
-# this script. An unchanged input set reuses the tree; any change builds a new
-# one. --print-dir prints that directory without building.
+# source and, for default and debug, its series, patches/<base>/. debug adds
+# kconfig/debug.config (KASAN, kmemleak, lockdep). stock and stock-debug are
+# the same source, fragments and toolchain with no patch applied: the
+# kernel users run next to a host with rpcrdma_cm, which the interop matrix
+# and the stock conformance step boot as the unpatched peer (and on which,
+# with debug, the defects the series fixes show as reports).
+#
+# The tree lives outside the repository, in
+# $RPCRDMA_CM_CACHE/kernel-<base>-<variant>-<hash>, where <hash> covers
+# every input: the source tarball and package version, each patch of the
+# series (in order; none for stock), the kconfig fragments, the toolchain
+# versions and this script. An unchanged input set reuses the tree; any
+# change builds a new one. --print-dir prints that directory without
+# building.
+#
+# A stock variant is built incrementally from the patched tree of the same
+# base (default or debug) when that one is built: the tree is copied with
+# its objects and timestamps, its git work tree is reset to the "Debian
+# linux-source-<base>" commit (only the files the series touched get new
+# timestamps), and make recompiles what depends on them. Otherwise it is
+# built from the source like any other.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -20,20 +35,28 @@ variant=default
 for a in "$@"; do
 	case "$a" in
 	--print-dir) print_only=1 ;;
-	default|debug) variant=$a ;;
-	*) rpcrdma_cm_die "unknown argument '$a' (use default or debug)" ;;
+	default | debug | stock | stock-debug) variant=$a ;;
+	*) rpcrdma_cm_die "unknown argument '$a' (use --print-dir, default, debug, stock or stock-debug)" ;;
 	esac
 done
+# The patched variant a stock one is derived from, and whether it is stock.
+patched_variant=default
+case $variant in debug | stock-debug) patched_variant=debug ;; esac
+stock=0
+case $variant in stock | stock-debug) stock=1 ;; esac
 
 fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config" "$RPCRDMA_CM_TOP/kconfig/base-$RPCRDMA_CM_KBASE.config")
-shopt -s nullglob
-patches=("$KBASE_PATCHES"/*.patch)
-shopt -u nullglob
+patches=()
+if [ $stock = 0 ]; then
+	shopt -s nullglob
+	patches=("$KBASE_PATCHES"/*.patch)
+	shopt -u nullglob
+fi
 # Options of the series itself (kconfig/series-<base>.config), only with it.
 if [ ${#patches[@]} -gt 0 ] && [ -f "$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config" ]; then
 	fragments+=("$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config")
 fi
-[ "$variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
+[ "$patched_variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
 
 input_hash() {
 	{
@@ -60,6 +83,41 @@ fi
 if [ -f "$dir/built" ]; then
 	echo "kernel: cached $dir/linux"
 	exit 0
+fi
+
+# A stock variant from the built patched tree of its base, if there is one.
+if [ $stock = 1 ]; then
+	patched=$("$0" --print-dir "$patched_variant")
+	if [ -f "$(dirname "$patched")/built" ] && [ -d "$patched/.git" ]; then
+		base_subject="Debian $KBASE_SOURCE_PKG"
+		start=$(date +%s)
+		# (one line as a build from the source prints it: lib.sh's
+		# progress_kernel reads it)
+		echo "kernel: building $variant in $dir"
+		echo "kernel: incrementally from $patched"
+		tip=$(git -C "$patched" rev-parse HEAD)
+		base=$(git -C "$patched" log --format='%H %s' | awk -v s="$base_subject" \
+			'substr($0, 42) == s { print $1 }' | tail -n 1)
+		[ -n "$base" ] || rpcrdma_cm_die "$patched has no commit '$base_subject'"
+		rm -rf "$dir"
+		mkdir -p "$dir/linux"
+		# Objects and timestamps as they are; no .virtme_mods: its links
+		# name the patched tree's modules, and vng rebuilds it for this tree.
+		tar -C "$patched" --exclude=./.virtme_mods -cf - . | tar -C "$dir/linux" -xpf -
+		cd "$dir/linux"
+		git -c advice.detachedHead=false checkout -q --detach "$base"
+		# What the series added is gone, what it changed is back to Debian's.
+		[ -z "$(git status --porcelain --untracked-files=no)" ] ||
+			rpcrdma_cm_die "the stock tree differs from '$base_subject' after the checkout"
+		[ ! -e include/linux/sunrpc/rpc_rdma_cm.h ] ||
+			rpcrdma_cm_die "include/linux/sunrpc/rpc_rdma_cm.h is still there: the checkout did not undo the series"
+		echo "kernel: files the series touched (they recompile): $(git diff --name-only "$base" "$tip" | wc -l)"
+		# shellcheck disable=SC2046 # the make arguments, one word each
+		make -s -j"$(($(nproc) + 1))" $(kernel_make_args) bzImage modules
+		touch "$dir/built"
+		echo "kernel: $variant built incrementally in $(($(date +%s) - start)) s: $dir/linux"
+		exit 0
+	fi
 fi
 
 [ -r "$LINUX_TARBALL" ] || rpcrdma_cm_die "$LINUX_TARBALL missing: run 'make deps'"
