@@ -224,11 +224,11 @@ judged_port() {
 	local line
 	line=$(grep -h "^role=responder " "$1/server-connections" 2>/dev/null | head -1)
 	if [ -n "$line" ]; then
-		echo "$line" | tr ' ' '\n' | sed -n 's/^peer=.*:\([0-9]*\)$/\1/p'
+		line_value "$line" peer | sed -n 's/^.*:\([0-9]*\)$/\1/p'
 		return
 	fi
 	line=$(grep -h "^role=requester " "$1/client-connections" 2>/dev/null | head -1)
-	[ -n "$line" ] && echo "$line" | tr ' ' '\n' | sed -n 's/^local=.*:\([0-9]*\)$/\1/p'
+	[ -n "$line" ] && line_value "$line" local | sed -n 's/^.*:\([0-9]*\)$/\1/p'
 }
 
 # wire_pdata DIR TRANSPORT: "REQ REP", the private data of the NFS
@@ -358,7 +358,7 @@ reported() {
 	local d=$1 side=$2 role line
 	role=requester
 	[ "$side" = server ] && role=responder
-	kv() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	kv() { line_value "$line" "$1"; }
 	if [ -s "$d/$side-connections" ]; then
 		line=$(grep "^role=$role " "$d/$side-connections")
 		[ "$(echo "$line" | grep -c .)" = 1 ] || { echo "debugfs:$(echo "$line" | grep -c .)-lines - - -"; return; }
@@ -458,8 +458,7 @@ row_checks() {
 			fi
 			local line t
 			line=$(tail -1 "$d/$which-trace")
-			t=$(for k in send_threshold recv_threshold remote_inv; do
-				echo "$line" | tr ' ' '\n' | sed -n "s/^$k=//p"; done | paste -sd ' ' | sed 's/ on$/ 1/; s/ off$/ 0/')
+			t=$(line_values "$line" send_threshold recv_threshold remote_inv | sed 's/ on$/ 1/; s/ off$/ 0/')
 			if [ "$t" != "$(reported "$d" $which | cut -d' ' -f2-)" ]; then
 				ktap_print_msg "$name $which: tracepoint '$t', debugfs '$(reported "$d" $which)'"
 				ok=1 why="$why $which-trace"
@@ -490,12 +489,7 @@ row_checks() {
 	logs_clean() {
 		local side ok=0 rc
 		for side in server client; do
-			if [ ! -s "$d/$side-dmesg" ]; then
-				ktap_print_msg "$name $side: no kernel log saved"
-				ok=1
-			else
-				no_kernel_report "$d/$side-dmesg" "$name $side" || ok=1
-			fi
+			saved_log_clean "$d/$side-dmesg" "$name $side" || ok=1
 			rc=$(cat "$d/$side-exit" 2>/dev/null)
 			local end=server-done
 			[ $side = client ] && end='client-finished'

@@ -160,7 +160,7 @@ decoded() {
 from_debugfs() {
 	local line
 	line=$(grep -m1 "^role=$2 " "$1") || return 1
-	kv() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	kv() { line_value "$line" "$1"; }
 	if [ "$3" = peer ] && [ "$(kv peer_conformance)" != ok ]; then
 		kv peer_conformance
 	elif [ "$3" = advertised ] && [ "$(kv advertised)" = none ]; then
@@ -170,7 +170,7 @@ from_debugfs() {
 	fi
 }
 trace_octets() {
-	tail -1 "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+	line_value "$(tail -1 "$1")" "$2"
 }
 dissector_matches() {
 	local d req rep ok=0 what got want
@@ -309,7 +309,7 @@ sends_within() {
 
 # trace_value FILE KEY: KEY's value in the newest tracepoint line in FILE.
 trace_value() {
-	tail -1 "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"
+	line_value "$(tail -1 "$1" 2>/dev/null)" "$2"
 }
 # local_inv DIR: the client's local_inv_needed (25th number after "rdma").
 local_inv() {
@@ -469,12 +469,7 @@ guest_logs_clean() {
 	local d side ok=0
 	for d in "$W" "$RI" "$NORI" "$OFF"; do
 		for side in server client; do
-			if [ ! -s "$d/$side-dmesg" ]; then
-				ktap_print_msg "${d##*/} $side: no kernel log saved"
-				ok=1
-				continue
-			fi
-			no_kernel_report "$d/$side-dmesg" "${d##*/} $side" || ok=1
+			saved_log_clean "$d/$side-dmesg" "${d##*/} $side" || ok=1
 		done
 	done
 	return $ok

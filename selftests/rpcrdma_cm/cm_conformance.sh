@@ -52,7 +52,7 @@ insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
 
 counter() {
-	grep '^responder ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+	stat_counter responder "$1"
 }
 
 # The responder's counters, "name=value" one a line.
@@ -150,7 +150,7 @@ silent_requester_recorded() {
 	fi
 	want=$(( (0x${reply:12:2} + 1) * 1024 ))
 	traced=$(traced_value svcrdma_cm_private send_threshold)
-	shown=$(echo "$lines" | tr ' ' '\n' | sed -n 's/^send_threshold=//p')
+	shown=$(line_value "$lines" send_threshold)
 	ktap_print_msg "Accept ${reply:0:16} (send $want), traced send_threshold=$traced, debugfs send_threshold=$shown"
 	[ "$traced" = "$want" ] && [ "$shown" = "$want" ]
 }

@@ -28,7 +28,7 @@ work=$(mktemp -d)
 
 # counter KEY DELTAS: KEY's value in direct_io.py's output.
 counter() {
-	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+	line_value "$2" "$1"
 }
 
 # expect_chunks WHAT DELTA CHUNKED: DELTA must be 0 when CHUNKED is 0 and

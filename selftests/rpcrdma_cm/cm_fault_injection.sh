@@ -107,11 +107,7 @@ arm() {
 cleanup() { disarm; }
 
 declare -A before
-for r in requester responder; do
-	for c in connections no_memory; do
-		before[$r-$c]=$(stat_counter $r $c)
-	done
-done
+stat_counters_into before "requester responder" "connections no_memory"
 
 echo >$T/trace
 arm || ktap_exit_fail_msg "cannot arm failslab"

@@ -22,8 +22,6 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 selftest_begin cm_iwarp_short tool module guest
 
-D=/sys/kernel/debug
-STATS=$D/rpcrdma_cm/stats
 # A dummy NIC of its own for siw: rxe may sit on the guest's NIC already,
 # and the address picks the RDMA device. 192.0.2.0/24 is TEST-NET-1.
 SIW_NIC=rcmsiw0
@@ -66,7 +64,7 @@ trace_cm_private svcrdma_cm_private || ktap_exit_fail_msg "no rpcrdma tracepoint
 start_nfsd || ktap_exit_fail_msg "nfsd did not start"
 
 counter() {
-	grep '^responder ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+	stat_counter responder "$1"
 }
 
 # probe_case BY HEX|none V1 RI COUNTER: connect with HEX over siw; the
@@ -93,14 +91,7 @@ probe_case() {
 		ktap_print_msg "server answered '$reply', want $want"
 		return 1
 	fi
-	got=$(for k in by peer_len peer_v1 remote_inv; do
-		traced_value svcrdma_cm_private $k
-	done | paste -sd ' ')
-	if [ "$got" != "$by $len $v1 $ri" ]; then
-		traced_cm_private svcrdma_cm_private | sed 's/^/# /'
-		ktap_print_msg "traced '$got', want by=$by peer_len=$len peer_v1=$v1 remote_inv=$ri"
-		return 1
-	fi
+	traced_expect svcrdma_cm_private "by peer_len peer_v1 remote_inv" "$by $len $v1 $ri" || return 1
 	[ "$by" = module ] || return 0
 	after=$(counter "$5")
 	if [ "$after" != $((before + 1)) ]; then
@@ -140,7 +131,7 @@ all_counted() {
 ktap_test_result "module: $ncases connections counted" all_counted
 
 requester_counter() {
-	grep '^requester ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+	stat_counter requester "$1"
 }
 
 # client_case BY HEX V1 SIZE: the kernel client mounts from a responder
@@ -163,14 +154,8 @@ client_case() {
 		ktap_print_msg "the responder did not see the connection through"
 		return 1
 	fi
-	got=$(for k in by peer_len peer_v1 send_threshold recv_threshold; do
-		traced_value xprtrdma_cm_private $k
-	done | paste -sd ' ')
-	if [ "$got" != "$by $len $v1 $size $size" ]; then
-		traced_cm_private xprtrdma_cm_private | sed 's/^/# /'
-		ktap_print_msg "traced '$got', want by=$by peer_len=$len peer_v1=$v1 thresholds $size/$size"
-		return 1
-	fi
+	traced_expect xprtrdma_cm_private "by peer_len peer_v1 send_threshold recv_threshold" \
+		"$by $len $v1 $size $size" || return 1
 	[ "$by" = module ] || return 0
 	after=$(requester_counter short)
 	[ "$after" = $((before + 1)) ] || { ktap_print_msg "short $before -> $after"; return 1; }

@@ -25,7 +25,6 @@ selftest_begin cm_latch tool module rxe
 PORT=20051
 # The responder's accept: 16 KB each way, Remote Invalidation.
 ACCEPT=f6ab0e1801010f0f
-STATS=/sys/kernel/debug/rpcrdma_cm/stats
 
 ktap_set_plan 4
 
@@ -67,19 +66,11 @@ connect_with_window() {
 # expect_traced WANT: the client's last xprtrdma_cm_private event has
 # "by sent_len send_threshold recv_threshold remote_inv" = WANT.
 expect_traced() {
-	local got
-	got=$(for k in by sent_len send_threshold recv_threshold remote_inv; do
-		traced_value xprtrdma_cm_private $k
-	done | paste -sd ' ')
-	if [ "$got" != "$1" ]; then
-		traced_cm_private xprtrdma_cm_private | sed 's/^/# /'
-		ktap_print_msg "traced '$got', want '$1'"
-		return 1
-	fi
+	traced_expect xprtrdma_cm_private "by sent_len send_threshold recv_threshold remote_inv" "$1"
 }
 
 requester_connections() {
-	grep '^requester ' $STATS | tr ' ' '\n' | sed -n 's/^connections=//p'
+	stat_counter requester connections
 }
 
 unloaded_between() {

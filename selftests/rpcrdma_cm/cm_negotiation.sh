@@ -44,7 +44,7 @@ conn_lines() {
 
 # value_of LINE KEY: KEY's value in a line of key=value pairs.
 value_of() {
-	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+	line_value "$1" "$2"
 }
 
 # wait_no_lines: wait (at most 60 s) until debugfs lists no connection. The
@@ -268,11 +268,7 @@ for p in requester_send_size requester_recv_size responder_send_size responder_r
 done
 echo N >$P/send_private_data
 declare -A before
-for r in requester responder; do
-	for c in absent zeroed; do
-		before[$r-$c]=$(stat_counter $r $c)
-	done
-done
+stat_counters_into before "requester responder" "absent zeroed"
 off_check() {
 	mount_and_check 1024 0 module "" "" || return 1
 	traced_is xprtrdma_cm_private sent_len=0 peer_v1=no &&

@@ -111,7 +111,7 @@ probe_text() {
 ktap_test_result "probe: text output" probe_text
 
 counter() {
-	grep '^responder ' $STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+	stat_counter responder "$1"
 }
 
 # probe_case PDATA COUNTER: the server accepts with f6ab0e1801010303 and
@@ -143,7 +143,7 @@ done <<<"$CASES"
 # callback_field ROLE CALLBACK FIELD: FIELD (calls, total_ns, max_ns) of
 # the "ROLE CALLBACK" line of callback_times.
 callback_field() {
-	grep "^$1 $2 " $TIMES | tr ' ' '\n' | sed -n "s/^$3=//p"
+	line_value "$(grep "^$1 $2 " $TIMES)" "$3"
 }
 
 # Each responder callback's calls, total_ns and max_ns, one line each.
@@ -337,8 +337,8 @@ status_json() {
 	fi
 	[ "$(jq '.connections | length' "$OUT")" = "$(wc -l <$CONN)" ] || { show; return 1; }
 	while read -r line; do
-		local_addr=$(echo "$line" | tr ' ' '\n' | sed -n 's/^local=//p')
-		peer_addr=$(echo "$line" | tr ' ' '\n' | sed -n 's/^peer=//p')
+		local_addr=$(line_value "$line" local)
+		peer_addr=$(line_value "$line" peer)
 		entry=$(jq -c --arg l "$local_addr" --arg p "$peer_addr" \
 			'[.connections[] | select(.local == $l and .peer == $p)] | first' "$OUT")
 		for kv in $line; do

@@ -42,6 +42,29 @@ no_kernel_report() {
 	return 1
 }
 
+# saved_log_clean FILE LABEL: a kernel log a guest saved (FILE) exists and
+# holds no report; says which (LABEL) when not.
+saved_log_clean() {
+	if [ ! -s "$1" ]; then
+		ktap_print_msg "$2: no kernel log saved"
+		return 1
+	fi
+	no_kernel_report "$1" "$2"
+}
+
+# stat_counters_into ARRAY "ROLE..." "NAME...": every counter NAME of every
+# ROLE now, into the associative array ARRAY, keyed ROLE-NAME.
+stat_counters_into() {
+	local -n into=$1
+	local r c
+	for r in $2; do
+		for c in $3; do
+			# shellcheck disable=SC2034 # a nameref: the caller's array
+			into[$r-$c]=$(stat_counter "$r" "$c")
+		done
+	done
+}
+
 # kmsg_mark NAME: put a marker for NAME into the kernel log, from which
 # kernel_log_since NAME reads. Programs never clear the log: dmesg_clean.sh
 # checks all of it at the end.
@@ -183,6 +206,22 @@ trace_cm_private() {
 	echo 1 >"$t/events/rpcrdma/$1/enable"
 }
 
+# line_value LINE KEY: the value of KEY in LINE, a line of key=value pairs
+# separated by spaces (debugfs, tracepoints, the interop rows); empty when
+# it has none. The one key=value reader of the scripts and programs.
+line_value() {
+	tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"
+}
+
+# line_values LINE KEY...: the values of the KEYs in LINE, space-separated.
+line_values() {
+	local line=$1 k
+	shift
+	for k in "$@"; do
+		line_value "$line" "$k"
+	done | paste -sd ' '
+}
+
 # traced_cm_private EVENT: EVENT's lines so far.
 traced_cm_private() {
 	grep " $1: " /sys/kernel/tracing/trace
@@ -190,7 +229,19 @@ traced_cm_private() {
 
 # traced_value EVENT KEY: KEY's value in EVENT's newest line so far.
 traced_value() {
-	traced_cm_private "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+	line_value "$(traced_cm_private "$1" | tail -1)" "$2"
+}
+
+# traced_expect EVENT "KEY..." WANT: the newest EVENT line's values of
+# the KEYs are WANT (space-separated); otherwise says what was traced.
+traced_expect() {
+	local got
+	# shellcheck disable=SC2086 # the keys, one word each
+	got=$(line_values "$(traced_cm_private "$1" | tail -1)" $2)
+	[ "$got" = "$3" ] && return 0
+	traced_cm_private "$1" | sed 's/^/# /'
+	ktap_print_msg "$1: $2 traced '$got', want '$3'"
+	return 1
 }
 
 # traced_is EVENT KEY=VALUE...: the newest EVENT line has these values.
@@ -208,7 +259,7 @@ traced_is() {
 
 # stat_counter ROLE NAME: rpcrdma_cm's debugfs counter NAME of ROLE now.
 stat_counter() {
-	grep "^$1 " /sys/kernel/debug/rpcrdma_cm/stats | tr ' ' '\n' | sed -n "s/^$2=//p"
+	line_value "$(grep "^$1 " /sys/kernel/debug/rpcrdma_cm/stats)" "$2"
 }
 
 # traced_addrs EVENT: "SRC DST" (address:port) of EVENT's newest line.

@@ -4,8 +4,8 @@
 # Reconciling a series of RDMA CM connections between the kernel and a
 # userspace peer (rpcrdma-cm storm or respond) with what RFC 8797 gives and what rpcrdma_cm
 # counted: cm_hostile_responder.sh (the kernel client, ROLE=requester)
-# and cm_storm.sh (nfsd, ROLE=responder). Source after lib.sh; set ROLE, WORK, STATS,
-# CONNS first. The oracle is $RPCRDMA_CM_ORACLE, by default the
+# and cm_storm.sh (nfsd, ROLE=responder). Source after lib.sh; set ROLE
+# and WORK first. The oracle is $RPCRDMA_CM_ORACLE, by default the
 # repository's scripts/guest/rfc8797_oracle.py.
 #
 # A set NAME leaves in $WORK: NAME.peer (what the userspace peer sent, one
@@ -14,6 +14,10 @@
 # NAME.after (ROLE's counters around the set). reconcile goes through them
 # once (one oracle process per set: the guests run under TCG) and
 # check_set reports.
+
+# rpcrdma_cm's debugfs files the reconciliation reads.
+STATS=/sys/kernel/debug/rpcrdma_cm/stats
+CONNS=/sys/kernel/debug/rpcrdma_cm/connections
 
 ORACLE=${RPCRDMA_CM_ORACLE:-$(dirname "${BASH_SOURCE[0]}")/../../scripts/guest/rfc8797_oracle.py}
 
