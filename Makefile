@@ -178,5 +178,5 @@ fuzz:
 	$(SCRIPTS)/check/fuzz.sh
 
 clean:
-	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean
+	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(MODULE_DIR) $(KMAKE_ARGS) clean
 	cargo clean

@@ -103,7 +103,7 @@ progress_last_line() {
 # names on the log's "kernel: building ... in DIR" line.
 progress_kernel() {
 	local dir newest count
-	dir=$(sed -n 's/^kernel: building [a-z]* in //p' "$1" 2>/dev/null | tail -n 1)
+	dir=$(sed -n 's/^kernel: building [a-z-]* in //p' "$1" 2>/dev/null | tail -n 1)
 	[ -n "$dir" ] && [ -d "$dir/linux" ] || { progress_last_line "$1"; return; }
 	newest=$(find "$dir/linux" -name '*.o' -newer "$1.started" -printf '%T@ %P\n' 2>/dev/null | sort -n)
 	count=$(printf '%s' "$newest" | grep -c .)

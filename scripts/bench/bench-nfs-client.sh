@@ -57,20 +57,21 @@ echo 0 >$T/events/rpcrdma/xprtrdma_marshal/enable
 touch "$W/client-workloads-done"
 
 echo "memory phase" >"$W/client-progress"
-wait_for_either 600 "$W/server-memory-ready" "$W/server-done" || error "server's memory phase not ready"
+wait_for_either 120 "$W/server-memory-ready" "$W/server-done" || error "server's memory phase not ready"
 memory_window_open
-echo 1 >$T/events/rpcrdma/xprtrdma_cm_private/enable
-mount_rdma 192.0.2.1 4.2 "nconnect=$MEMORY_CONNECTIONS,actimeo=0" || error "memory phase: mount failed"
+# A mount that hangs must not outlive the server's wait for it.
+MOUNT_TIMEOUT=120 mount_rdma 192.0.2.1 4.2 "nconnect=$MEMORY_CONNECTIONS,actimeo=0" ||
+	error "memory phase: mount failed"
 # Round robin over the transports: a GETATTR each (no attribute cache).
 for _ in $(seq 1 100); do
 	[ "$(rdma_transports_used)" -ge "$MEMORY_CONNECTIONS" ] && break
-	stat "$MNT" >/dev/null
+	timeout 20 stat "$MNT" >/dev/null
 done
 used=$(rdma_transports_used)
 [ "$used" -ge "$MEMORY_CONNECTIONS" ] ||
 	error "memory phase: $used of $MEMORY_CONNECTIONS transports carried RPCs after 100 GETATTRs"
 touch "$W/client-memory-up"
-wait_for_either 600 "$W/server-memory-measured" "$W/server-done" || error "server's memory phase did not finish"
-memory_window_close client xprtrdma_cm_private "$W/client-memory.json" ||
+wait_for_either 300 "$W/server-memory-measured" "$W/server-done" || error "server's memory phase did not finish"
+memory_window_close client "$W/client-memory.json" ||
 	error "memory phase: $(cat /tmp/memory.err)"
 umount_rdma

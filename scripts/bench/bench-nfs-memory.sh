@@ -40,19 +40,16 @@ memory_window_open() {
 	echo 1 >$t/tracing_on
 }
 
-# memory_window_close SIDE CM_EVENT OUT: stop the trace, read the "after"
-# values and write OUT (bench_nfs_memory.py), the receive size from
-# CM_EVENT's newest line (a connection of the window). Messages in
-# /tmp/memory.err.
+# memory_window_close SIDE OUT: stop the trace, read the "after" values and
+# write OUT (bench_nfs_memory.py). Messages in /tmp/memory.err.
 memory_window_close() {
-	local t=/sys/kernel/tracing side=$1 event=$2 out=$3 memfree rdma lost recv
+	local t=/sys/kernel/tracing side=$1 out=$2 memfree rdma lost
 	echo 0 >$t/events/kmem/kmalloc/enable
 	echo 0 >$t/events/kmem/kfree/enable
 	IFS='|' read -r memfree rdma lost </tmp/memory-before
-	recv=$(traced_value "$event" recv_threshold)
 	grep -E ' (kmalloc|kfree): ' $t/trace >/tmp/memory.trace
 	/usr/bin/python3 "$DIR/bench_nfs_memory.py" --trace /tmp/memory.trace --side "$side" \
-		--connections "$MEMORY_CONNECTIONS" --recv-size "${recv:-0}" \
+		--connections "$MEMORY_CONNECTIONS" \
 		--memfree-before "$memfree" --memfree-after "$(memfree_kib)" \
 		--rdma-before "$rdma" --rdma-after "$(rdma_line)" --lost $(($(trace_lost) - lost)) \
 		--out "$out" 2>/tmp/memory.err

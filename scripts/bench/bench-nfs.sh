@@ -172,8 +172,12 @@ connect_secs=0
 [ "$connects" -gt 0 ] && connect_secs=$((60 + connects * 2 * 25 / 1000))
 estimate=$(awk -v p="$per_config" -v c="${#selected[@]}" -v k="$connect_secs" 'BEGIN { printf "%d", p * c + k }')
 nwl=$(echo "${workloads//,/ }" | wc -w)
-# A guest's hard limit: three times its estimate, at least 10 minutes.
-TIMEOUT=$(awk -v p="$per_config" 'BEGIN { t = 3 * p; printf "%d", t < 600 ? 600 : t }')
+# A guest's hard limit: three times its estimate, at least 10 minutes, and
+# the memory phase's bounded waits (bench-nfs-server.sh: 300 s twice) on
+# top, so that a guest that waited for a stalled peer still saves its logs
+# before it is killed; BENCH_WAIT, the wait for the workloads, leaves them
+# and a minute.
+TIMEOUT=$(awk -v p="$per_config" 'BEGIN { t = 3 * p; printf "%d", (t < 600 ? 600 : t) + 600 }')
 
 rm -rf "$out"
 mkdir -p "$out/runs"
@@ -184,14 +188,13 @@ echo "bench-nfs: estimated time under TCG here: about $((estimate / 60)) min $((
 pids=()
 cleanup() {
 	local p
-	guest_pair_kill
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	guest_pair_kill
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-genv=("KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$KO" "BENCH_WAIT=$((TIMEOUT - 60))")
+genv=("KSFT_DIR=$kdir/tools/testing/selftests" "RPCRDMA_CM_KO=$KO" "BENCH_WAIT=$((TIMEOUT - 660))")
 
 # pair_progress SECS: every RPCRDMA_CM_PROGRESS_SECS, which configuration,
 # and how far its client got (guest_pair calls it every second).

@@ -4,7 +4,7 @@
 
 Usage (in a bench-nfs guest, by bench-nfs-server.sh and bench-nfs-client.sh):
     bench_nfs_memory.py --trace FILE --side client|server --connections K
-        --recv-size BYTES --memfree-before KIB --memfree-after KIB
+        --memfree-before KIB --memfree-after KIB
         --rdma-before LINE --rdma-after LINE --lost N --out FILE.json
 
 FILE holds the kmem:kmalloc and kmem:kfree lines of the kernel's trace from
@@ -13,19 +13,21 @@ some RPCs. An allocation counts when the trace shows it and no kfree of its
 pointer follows (the kernel's own view of what is still held, exact for
 kmalloc; slab-cache objects, vmalloc'd queues and pages are not in it: the
 MemFree change, measured around the same window, is the coarse
-cross-check of everything). Allocations are grouped by allocating function,
+cross-check of everything; an object freed through kfree_rcu() shows no
+kfree event and counts as live, which a window of GETATTRs on set-up
+connections hardly meets). Allocations are grouped by allocating function,
 its module and the size asked for.
 
-Receive buffers are named apart, with --recv-size the side's receive
-threshold as its cm_private tracepoint shows it (xprtrdma's
-re_inline_recv, the size of its receive buffers; svcrdma's
-sc_max_req_size, the size of its receive buffers, when the server's send
-and receive sizes are equal, as in every bench configuration; otherwise
-this fails, naming the sizes it saw): on the server the allocations of that size by
-svc_rdma_recv_ctxt_alloc (inlined into svc_rdma_post_recvs in the test
-kernels' builds), on the client one buffer per rpcrdma_rep
-(rpcrdma_rep_create), where rpcrdma_regbuf_alloc_node must have allocated
-at least as many buffers of that size.
+Receive buffers are named apart by where the kernel allocates them, not by
+an assumed size (a side's buffers need not be the size it negotiated: the
+client posts its first receive before the connection is established, at
+the size it advertised, and keeps that buffer): on the server, svcrdma's
+receive contexts, whose allocation (svc_rdma_recv_ctxt_alloc, inlined into
+svc_rdma_post_recvs in the test kernels' builds) takes the context and
+then its buffer, the later of the two call sites; on the client, the
+buffer of each rpcrdma_rep (rpcrdma_rep_create, then
+rpcrdma_regbuf_alloc_node's two allocations, the second the data), the
+allocation by the same task right after.
 """
 
 import argparse
@@ -33,8 +35,8 @@ import json
 import re
 import sys
 
-EVENT = re.compile(r" (kmalloc|kfree): call_site=(\S+)(?: \[(\w+)\])? ptr=(\w+)(.*)$")
-SITE = re.compile(r"^([\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+$")
+EVENT = re.compile(r"^\s*(.+?)\s+\[\d+\].*? (kmalloc|kfree): call_site=(\S+)(?: \[(\w+)\])? ptr=(\w+)(.*)$")
+SITE = re.compile(r"^([\w.]+)\+0x([0-9a-f]+)/0x[0-9a-f]+$")
 FIELD = re.compile(r" (bytes_req|bytes_alloc)=(\d+)")
 # Allocating functions of the RDMA stack outside the rpcrdma module (the
 # core and the providers, built into the test kernel).
@@ -51,13 +53,13 @@ def fail(msg):
 
 
 def live_allocations(lines):
-    """The allocations the lines show and do not free: pointer -> record."""
+    """The allocations the lines show and do not free, in trace order."""
     live = {}
     for line in lines:
         m = EVENT.search(line.rstrip("\n"))
         if not m:
             continue
-        kind, site, module, ptr, rest = m.groups()
+        task, kind, site, module, ptr, rest = m.groups()
         if kind == "kfree":
             live.pop(ptr, None)
             continue
@@ -68,12 +70,36 @@ def live_allocations(lines):
         if "bytes_req" not in fields or "bytes_alloc" not in fields:
             fail(f"a kmalloc line without its sizes: {line.strip()}")
         live[ptr] = {
+            "ptr": ptr,
+            "task": task,
             "function": s.group(1),
+            "offset": int(s.group(2), 16),
             "module": module or "",
             "bytes_req": int(fields["bytes_req"]),
             "bytes_alloc": int(fields["bytes_alloc"]),
+            "rep_buffer": False,
         }
-    return live.values()
+    return list(live.values())
+
+
+def mark_rep_buffers(lines):
+    """Pointers of the client's receive buffers: per task, the second
+    rpcrdma_regbuf_alloc_node allocation after each rpcrdma_rep_create."""
+    pending, buffers = {}, set()
+    for line in lines:
+        m = EVENT.search(line.rstrip("\n"))
+        if not m or m.group(2) != "kmalloc":
+            continue
+        task, _, site, _, ptr, _ = m.groups()
+        func = site.split("+", 1)[0]
+        if func == "rpcrdma_rep_create":
+            pending[task] = 2
+        elif func == "rpcrdma_regbuf_alloc_node" and pending.get(task):
+            pending[task] -= 1
+            if pending[task] == 0:
+                buffers.add(ptr)
+                del pending[task]
+    return buffers
 
 
 def group(allocs):
@@ -88,21 +114,26 @@ def group(allocs):
     return sorted(groups.values(), key=lambda g: -g["bytes_alloc"])
 
 
-def receive_buffers(side, allocs, recv_size):
-    """(count, size in octets) of the receive buffers the allocations hold."""
-    if side == "server":
-        at_site = [a["bytes_req"] for a in allocs if a["function"] in SERVER_RECV_ALLOC]
-        count = at_site.count(recv_size)
-        if count == 0:
-            fail(f"no receive buffer of {recv_size} octets allocated by svcrdma "
-                 f"(sizes there: {sorted(set(at_site))}): the receive size is not sc_max_req_size")
-        return count, recv_size
-    reps = sum(1 for a in allocs if a["function"] == "rpcrdma_rep_create")
-    bufs = sum(1 for a in allocs
-               if a["function"] == "rpcrdma_regbuf_alloc_node" and a["bytes_req"] == recv_size)
-    if bufs < reps:
-        fail(f"{reps} rpcrdma_rep allocated but only {bufs} buffers of {recv_size} octets")
-    return reps, recv_size
+def receive_buffers(side, allocs, rep_buffers):
+    """The live receive buffers among the allocations (see above)."""
+    if side == "client":
+        return [a for a in allocs if a["ptr"] in rep_buffers]
+    at_site = [a for a in allocs if a["function"] in SERVER_RECV_ALLOC]
+    offsets = []
+    for a in at_site:
+        if a["offset"] not in offsets:
+            offsets.append(a["offset"])
+    if len(offsets) != 2:
+        fail(f"svcrdma's receive contexts: allocations at {len(offsets)} call sites, not 2")
+    return [a for a in at_site if a["offset"] == offsets[1]]
+
+
+def sizes_of(buffers):
+    """How many buffers of each size."""
+    sizes = {}
+    for b in buffers:
+        sizes[b["bytes_req"]] = sizes.get(b["bytes_req"], 0) + 1
+    return {str(k): v for k, v in sorted(sizes.items())}
 
 
 def resources(line):
@@ -117,7 +148,6 @@ def main():
     p.add_argument("--trace", required=True)
     p.add_argument("--side", choices=("client", "server"), required=True)
     p.add_argument("--connections", type=int, required=True)
-    p.add_argument("--recv-size", type=int, required=True)
     p.add_argument("--memfree-before", type=int, required=True, help="KiB")
     p.add_argument("--memfree-after", type=int, required=True, help="KiB")
     p.add_argument("--rdma-before", required=True)
@@ -127,13 +157,15 @@ def main():
     args = p.parse_args()
     if args.connections < 1:
         fail("--connections must be at least 1")
-    if args.recv_size < 1024:
-        fail("--recv-size must be the side's receive threshold (at least 1024)")
     with open(args.trace, encoding="ascii", errors="replace") as f:
-        allocs = list(live_allocations(f))
+        lines = f.readlines()
+    allocs = live_allocations(lines)
     if not allocs:
         fail(f"{args.trace}: no kmalloc event left live: was kmem:kmalloc enabled?")
-    count, size = receive_buffers(args.side, allocs, args.recv_size)
+    buffers = receive_buffers(args.side, allocs, mark_rep_buffers(lines))
+    if not buffers:
+        fail(f"{args.trace}: no receive buffer of the {args.side}'s transport among the live allocations")
+    sizes = sizes_of(buffers)
     rpcrdma = sum(a["bytes_alloc"] for a in allocs if a["module"] == "rpcrdma")
     stack = sum(a["bytes_alloc"] for a in allocs
                 if not a["module"] and RDMA_STACK.match(a["function"]))
@@ -141,7 +173,12 @@ def main():
         "side": args.side,
         "connections": args.connections,
         "trace_lost": args.lost,
-        "receive_buffers": {"count": count, "size": size, "bytes": count * size},
+        "receive_buffers": {
+            "count": len(buffers),
+            "size": int(max(sizes, key=lambda k: sizes[k])),
+            "bytes": sum(b["bytes_req"] for b in buffers),
+            "sizes": sizes,
+        },
         "rpcrdma_kmalloc_bytes": rpcrdma,
         "rdma_stack_kmalloc_bytes": stack,
         "memfree_drop_bytes": (args.memfree_before - args.memfree_after) * 1024,

@@ -52,9 +52,13 @@ if [ $stock = 0 ]; then
 	patches=("$KBASE_PATCHES"/*.patch)
 	shopt -u nullglob
 fi
-# Options of the series itself (kconfig/series-<base>.config), only with it.
-if [ ${#patches[@]} -gt 0 ] && [ -f "$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config" ]; then
-	fragments+=("$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config")
+# Options of the series itself (kconfig/series-<base>.config). A stock
+# variant merges them too, so that built from the source it has the
+# configuration it has when derived from the patched tree; the options only
+# the series defines do not exist there and drop out (not checked below).
+series_fragment=$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config
+if [ -f "$series_fragment" ]; then
+	fragments+=("$series_fragment")
 fi
 [ "$patched_variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
 
@@ -155,6 +159,7 @@ make -s $args olddefconfig >/dev/null
 # Every requested option must have survived olddefconfig.
 missing=0
 for f in "${fragments[@]}"; do
+	[ $stock = 1 ] && [ "$f" = "$series_fragment" ] && continue
 	while IFS= read -r line; do
 		case "$line" in
 		CONFIG_*=*)

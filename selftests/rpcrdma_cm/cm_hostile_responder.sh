@@ -120,6 +120,12 @@ attempt() {
 		"$1:/" "$MNT" >/dev/null 2>&1 && umount "$MNT"
 }
 
+# all_served_traced LOG: the client traced as many connections as the
+# listener logged in LOG (both counted anew each time).
+all_served_traced() {
+	traced_at_least xprtrdma_cm_private "$(grep -c '^conn ' "$1")"
+}
+
 # run_cases NAME ADDR CASES: mount attempts against a listener serving
 # CASES until it has served each once; leaves $WORK/NAME.{log,peer,trace,
 # before,after}.
@@ -147,8 +153,7 @@ run_cases() {
 	done
 	# The last connection's events are in once the listener logged it
 	# and the client traced it.
-	local i
-	slowwait 10 traced_at_least xprtrdma_cm_private "$(grep -c '^conn ' "$WORK/$name.log")"
+	slowwait 10 all_served_traced "$WORK/$name.log"
 	stop_responder
 	traced_cm_private xprtrdma_cm_private >"$WORK/$name.trace"
 	counters >"$WORK/$name.after"

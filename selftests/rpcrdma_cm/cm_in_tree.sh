@@ -13,7 +13,7 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-selftest_begin cm_in_tree rxe nfsd
+selftest_begin cm_in_tree
 
 rmmod rpcrdma_cm 2>/dev/null
 modprobe rpcrdma || ktap_exit_fail_msg "modprobe rpcrdma failed"
@@ -25,6 +25,7 @@ case "$path" in
 	exit "$KSFT_SKIP"
 	;;
 esac
+guest_setup rxe nfsd
 ktap_set_plan 4
 
 ktap_print_msg "in-tree module: $path"

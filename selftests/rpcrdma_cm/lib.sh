@@ -442,7 +442,8 @@ mount_rdma() {
 	else
 		src="$ip:/"
 	fi
-	mount -t nfs -o "vers=$vers,proto=rdma,port=$NFS_PORT${extra:+,$extra}" "$src" "$MNT"
+	# MOUNT_TIMEOUT (seconds): give up on a mount that hangs.
+	timeout "${MOUNT_TIMEOUT:-0}" mount -t nfs -o "vers=$vers,proto=rdma,port=$NFS_PORT${extra:+,$extra}" "$src" "$MNT"
 }
 
 umount_rdma() {
@@ -455,15 +456,15 @@ mount_options() {
 }
 
 # slowwait SECS CMD...: run CMD every 0.25 s until it succeeds, for SECS
-# seconds at most (as tools/testing/selftests/net/lib.sh's slowwait);
+# seconds of the clock at most (as tools/testing/selftests/net/lib.sh's
+# slowwait: under TCG a round of CMD and sleep takes longer than 0.25 s);
 # false when it never did. CMD may be a function of the caller. Every
 # bounded wait of these programs goes through it.
 slowwait() {
-	local left=$(($1 * 4))
+	local end=$((SECONDS + $1))
 	shift
 	until "$@"; do
-		left=$((left - 1))
-		[ "$left" -gt 0 ] || return 1
+		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.25
 	done
 }
@@ -476,7 +477,7 @@ wait_for_file() {
 # wait_for_line SECONDS FILE REGEX: until a line of FILE matches REGEX
 # (grep -E), at most SECONDS; false if none did.
 wait_for_line() {
-	slowwait "$1" grep -qE "$3" "$2"
+	slowwait "$1" grep -sqE "$3" "$2"
 }
 
 # has_lines N FILE: FILE has at least N lines.

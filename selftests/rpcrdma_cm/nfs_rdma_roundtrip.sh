@@ -8,7 +8,7 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-selftest_begin nfs_rdma_roundtrip rxe
+selftest_begin nfs_rdma_roundtrip
 
 SIZES="0 1 1023 1024 1025 4095 4096 4097 65535 65536 65537 1048576 16777216"
 VERSIONS="3 4.2"
@@ -19,6 +19,7 @@ for t in rdma mount.nfs rpc.nfsd exportfs sha256sum; do
 		exit "$KSFT_SKIP"
 	fi
 done
+guest_setup rxe
 # Per version: mount, proto=rdma, one test per size, unmount.
 ktap_set_plan $(( $(echo $VERSIONS | wc -w) * ($(echo $SIZES | wc -w) + 3) + 1))
 

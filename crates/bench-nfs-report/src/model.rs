@@ -103,14 +103,17 @@ pub struct ClientRecord {
 }
 
 /// Receive buffers one side holds (`receive_buffers` of its memory file).
-#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReceiveBuffers {
     /// How many (allocations the trace saw and no kfree followed).
     pub count: u64,
-    /// Octets each (the side's receive threshold).
+    /// Octets of most of them.
     pub size: u64,
-    /// `count` times `size`.
+    /// Octets of all of them.
     pub bytes: u64,
+    /// How many of each size (octets, as a string key), when known.
+    #[serde(default)]
+    pub sizes: BTreeMap<String, u64>,
 }
 
 /// What one side's transport keeps allocated for the memory phase's
@@ -148,9 +151,15 @@ impl Memory {
         self.per_connection(self.receive_buffers.bytes)
     }
 
-    /// Receive buffers per connection.
-    pub fn receive_buffers_per_connection(&self) -> u64 {
-        self.per_connection(self.receive_buffers.count)
+    /// Receive buffers per connection (a mean: xprtrdma creates its
+    /// buffers as each transport needs them).
+    pub fn receive_buffers_per_connection(&self) -> f64 {
+        self.receive_buffers.count as f64 / self.connections.max(1) as f64
+    }
+
+    /// Receive buffer bytes per connection, exactly (a mean).
+    pub fn receive_bytes_per_connection_exact(&self) -> f64 {
+        self.receive_buffers.bytes as f64 / self.connections.max(1) as f64
     }
 
     /// kmalloc bytes of the transport (rpcrdma, RDMA core and provider)

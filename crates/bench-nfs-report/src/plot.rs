@@ -365,6 +365,7 @@ mod tests {
                     count,
                     size: thr.into(),
                     bytes: count * u64::from(thr),
+                    sizes: Default::default(),
                 },
                 rpcrdma_kmalloc_bytes: count * u64::from(thr),
                 ..Default::default()

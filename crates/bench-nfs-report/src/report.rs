@@ -292,12 +292,25 @@ fn kib(bytes: u64) -> String {
 /// (count x size = KiB), transport kmalloc KiB per connection, MemFree's
 /// fall per connection, MRs per connection, connections per GiB.
 fn memory_cells(m: &Memory) -> [String; 5] {
+    let count = m.receive_buffers_per_connection();
+    let octets = |s: &str| size(s.parse().unwrap_or(u32::MAX));
+    // One size, or the sizes there are (a client keeps the buffer it posted
+    // before the connection was established at the size it advertised).
+    let sizes = if m.receive_buffers.sizes.len() > 1 {
+        let all: Vec<String> = m.receive_buffers.sizes.keys().map(|s| octets(s)).collect();
+        all.join("/")
+    } else {
+        size(u32::try_from(m.receive_buffers.size).unwrap_or(u32::MAX))
+    };
     [
         format!(
-            "{} x {} = {}",
-            m.receive_buffers_per_connection(),
-            size(u32::try_from(m.receive_buffers.size).unwrap_or(u32::MAX)),
-            kib(m.receive_bytes_per_connection())
+            "{} x {sizes} = {:.0}",
+            if count.fract() == 0.0 {
+                format!("{count:.0}")
+            } else {
+                format!("{count:.2}")
+            },
+            m.receive_bytes_per_connection_exact() / 1024.0
         ),
         kib(m.kmalloc_bytes_per_connection()),
         format!("{:.0}", m.memfree_drop_per_connection() as f64 / 1024.0),
@@ -348,7 +361,7 @@ pub fn memory_csv(runs: &[Run]) -> String {
             let c = m.connections.max(1);
             let _ = writeln!(
                 t,
-                "{},{},{side},{},{},{},{},{},{},{},{},{:.1},{}",
+                "{},{},{side},{},{:.2},{},{},{},{},{},{},{:.1},{}",
                 run.config.name,
                 run.threshold(),
                 m.connections,
@@ -819,6 +832,7 @@ mod tests {
                 count,
                 size,
                 bytes: count * size,
+                sizes: Default::default(),
             },
             rpcrdma_kmalloc_bytes: kmalloc,
             rdma_stack_kmalloc_bytes: 4096,
@@ -973,9 +987,19 @@ mod tests {
         let c = memory_csv(&runs);
         assert_eq!(
             c.lines().nth(4).unwrap(),
-            "cm-64k,65536,server,4,144,65536,9437184,9439232,1024,9440256,2097152,2.0,113"
+            "cm-64k,65536,server,4,144.00,65536,9437184,9439232,1024,9440256,2097152,2.0,113"
         );
         assert_eq!(c.lines().count(), 1 + 2 * runs.len());
+        // 258 buffers over 4 transports: the mean and the bytes agree.
+        let mut m = runs[1].server_memory.clone();
+        m.receive_buffers.count = 258;
+        m.receive_buffers.bytes = 258 * 65536;
+        assert_eq!(memory_cells(&m)[0], "64.50 x 64K = 4128");
+        // Buffers of two sizes: both named, the bytes as they are.
+        m.receive_buffers.count = 8;
+        m.receive_buffers.bytes = 65536 + 7 * 1024;
+        m.receive_buffers.sizes = [("1024".to_string(), 7), ("65536".to_string(), 1)].into();
+        assert_eq!(memory_cells(&m)[0], "2 x 1K/64K = 18");
     }
 
     #[test]

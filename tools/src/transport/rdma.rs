@@ -2,7 +2,7 @@
 
 //! RPC-over-RDMA Version One (RFC 8166) over a connected QP: `RDMA_MSG`
 //! calls with empty chunk lists, inline replies. The verbs and CM calls are
-//! in the `rdmacm-sys` crate; the negotiation is the protocol core's.
+//! in the `rdmacm` crate; the negotiation is the protocol core's.
 
 use super::{CallError, RpcTransport};
 use crate::error::{Context, Failure};
