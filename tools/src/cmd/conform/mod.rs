@@ -443,26 +443,35 @@ fn unjudged_thresholds(
     }
 }
 
-/// One connection with `pdata`, the threshold `threshold` judged with the
-/// COMPOUNDs just below and just above it; if a check could not tell,
+/// One threshold to judge: what a connection sends and what the server
+/// may send it inline.
+#[derive(Clone, Copy)]
+struct ThresholdCase<'a> {
+    /// The checks' id prefix.
+    id: &'a str,
+    /// The RFC section.
+    section: &'static str,
+    /// What the connection is, in words.
+    what: &'a str,
+    /// Its private data (`None`: none).
+    pdata: Option<&'a [u8]>,
+    /// The largest inline Reply the server may send it.
+    threshold: u32,
+}
+
+/// One connection with the case's private data, its threshold judged with
+/// the COMPOUNDs just below and just above it; if a check could not tell,
 /// the whole of it once more on a new connection (as [`twice_if_unseen`]
 /// does for a single check).
-fn threshold_checks(
-    run: &mut Run,
-    id: &str,
-    section: &'static str,
-    what: &str,
-    pdata: Option<&[u8]>,
-    threshold: u32,
-) {
+fn threshold_checks(run: &mut Run, case: ThresholdCase<'_>) {
     let before = run.checks.list.len();
-    threshold_checks_once(run, id, section, what, pdata, threshold);
+    threshold_checks_once(run, case);
     let unseen = run.checks.list[before..]
         .iter()
         .any(|k| k.verdict == Verdict::CouldNotTell);
     if unseen {
         let first: Vec<String> = run.checks.list.drain(before..).map(|k| k.got).collect();
-        threshold_checks_once(run, id, section, what, pdata, threshold);
+        threshold_checks_once(run, case);
         for (k, was) in run.checks.list[before..].iter_mut().zip(first) {
             k.got = format!("{} (tried again; first: {was})", k.got);
         }
@@ -470,14 +479,14 @@ fn threshold_checks(
 }
 
 /// [`threshold_checks`], once.
-fn threshold_checks_once(
-    run: &mut Run,
-    id: &str,
-    section: &'static str,
-    what: &str,
-    pdata: Option<&[u8]>,
-    threshold: u32,
-) {
+fn threshold_checks_once(run: &mut Run, case: ThresholdCase<'_>) {
+    let ThresholdCase {
+        id,
+        section,
+        what,
+        pdata,
+        threshold,
+    } = case;
     let (addr, timeout, cal) = (run.addr, run.timeout, run.cal);
     let c = &mut run.checks;
     let sent = shown(pdata);
@@ -788,11 +797,13 @@ pub(crate) fn conform(
     // The server never sends more inline than its own send size.
     threshold_checks(
         &mut run,
-        "threshold.own-send",
-        "§3.1",
-        &format!("requester receives 256 KB, server sends {}", server.send),
-        Some(&reference),
-        server.send,
+        ThresholdCase {
+            id: "threshold.own-send",
+            section: "§3.1",
+            what: &format!("requester receives 256 KB, server sends {}", server.send),
+            pdata: Some(&reference),
+            threshold: server.send,
+        },
     );
     // The requester's receive size, at every size code edge.
     for (code, name) in [(0u8, "1k"), (3, "4k"), (63, "64k")] {
@@ -800,32 +811,38 @@ pub(crate) fn conform(
         let recv = (u32::from(code) + 1) * 1024;
         threshold_checks(
             &mut run,
-            &format!("threshold.{name}"),
-            "§3.1",
-            &format!("requester receives {recv}"),
-            Some(&p),
-            recv.min(server.send),
+            ThresholdCase {
+                id: &format!("threshold.{name}"),
+                section: "§3.1",
+                what: &format!("requester receives {recv}"),
+                pdata: Some(&p),
+                threshold: recv.min(server.send),
+            },
         );
     }
     // A version 1 message with reserved bits set is still version 1.
     let reserved = message(1, 0xfe, 3, 3);
     threshold_checks(
         &mut run,
-        "request.reserved-flags",
-        "§4.1",
-        "a version 1 request with reserved flags set, receiving 4096",
-        Some(&reserved),
-        4096u32.min(server.send),
+        ThresholdCase {
+            id: "request.reserved-flags",
+            section: "§4.1",
+            what: "a version 1 request with reserved flags set, receiving 4096",
+            pdata: Some(&reserved),
+            threshold: 4096u32.min(server.send),
+        },
     );
     // Requests the RFC default covers: 1 KB.
     for (id, what, pdata) in nonconforming_requests(iwarp) {
         threshold_checks(
             &mut run,
-            id,
-            "§5",
-            &format!("{what} (the server must assume 1 KB)"),
-            pdata.as_deref(),
-            DEFAULT_INLINE,
+            ThresholdCase {
+                id,
+                section: "§5",
+                what: &format!("{what} (the server must assume 1 KB)"),
+                pdata: pdata.as_deref(),
+                threshold: DEFAULT_INLINE,
+            },
         );
     }
     let mut c = run.checks;
