@@ -20,7 +20,7 @@ selftest_begin cm_backchannel module rxe nfsd
 
 CONN=/sys/kernel/debug/rpcrdma_cm/connections
 
-ktap_set_plan 4
+ktap_plan_counted
 
 insmod "$RPCRDMA_CM_KO" requester_send_size=1024 requester_recv_size=1024 \
 	responder_send_size=1024 responder_recv_size=1024 || ktap_exit_fail_msg "insmod failed"

@@ -44,7 +44,7 @@ if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 13
+ktap_plan_counted
 
 
 # with_lie LIE EVENT K=V...: mount with cm_lying_hook lie=LIE loaded, round

@@ -45,7 +45,7 @@ if ! grep -qw orc_sort_cmp /proc/kallsyms; then
 	ktap_skip_all "kernel without the ORC unwinder (CONFIG_UNWINDER_ORC): failslab's stack filter would not be exact"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 6
+ktap_plan_counted
 
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 for e in xprtrdma_cm_private svcrdma_cm_private; do

@@ -26,7 +26,7 @@ case "$path" in
 	;;
 esac
 guest_setup rxe nfsd
-ktap_set_plan 4
+ktap_plan_counted
 
 ktap_print_msg "in-tree module: $path"
 loaded_in_tree() {

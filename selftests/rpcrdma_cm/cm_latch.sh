@@ -26,7 +26,7 @@ PORT=20051
 # The responder's accept: 16 KB each way, Remote Invalidation.
 ACCEPT=f6ab0e1801010f0f
 
-ktap_set_plan 4
+ktap_plan_counted
 
 
 # connect_with_window ACTION: the kernel client connects to a responder

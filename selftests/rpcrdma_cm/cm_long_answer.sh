@@ -18,7 +18,7 @@ selftest_begin cm_long_answer rxe nfsd
 LONG_KO=$DIR/cm_long_answer/cm_long_answer.ko
 
 [ -r "$LONG_KO" ] || ktap_exit_fail_msg "$LONG_KO not built (scripts/guest/selftests.sh builds it)"
-ktap_set_plan 5
+ktap_plan_counted
 
 rmmod rpcrdma_cm 2>/dev/null
 [ ! -d /sys/module/rpcrdma_cm ] || ktap_exit_fail_msg "rpcrdma_cm is loaded and does not unload"

@@ -26,7 +26,7 @@ CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-50}
 MODULE_SIZE=16384
 PARAMS="requester_send_size=$MODULE_SIZE requester_recv_size=$MODULE_SIZE responder_send_size=$MODULE_SIZE responder_recv_size=$MODULE_SIZE"
 T=/sys/kernel/tracing
-ktap_set_plan 5
+ktap_plan_counted
 
 # shellcheck disable=SC2086
 insmod "$RPCRDMA_CM_KO" $PARAMS || ktap_exit_fail_msg "insmod failed"

@@ -12,7 +12,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 selftest_begin module_load
 
-ktap_set_plan 8
+ktap_plan_counted
 
 if [ ! -r "${RPCRDMA_CM_KO:-}" ]; then
 	ktap_exit_fail_msg "RPCRDMA_CM_KO '${RPCRDMA_CM_KO:-}' not readable"

@@ -12,7 +12,7 @@ if ! command -v rdma >/dev/null; then
 	ktap_skip_all "iproute2 'rdma' tool missing"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 3
+ktap_plan_counted
 
 nic=$(guest_nic)
 has_nic() {
