@@ -166,7 +166,7 @@ from_debugfs() {
 	elif [ "$3" = advertised ] && [ "$(kv advertised)" = none ]; then
 		echo zeroed
 	else
-		echo "ok $(kv "$3_send") $(kv "$3_recv") $(kv "$3_ri")"
+		echo "ok $(kv "$3_send") $(kv "$3_recv") $(kv "$3_remote_inv")"
 	fi
 }
 trace_octets() {
