@@ -53,8 +53,11 @@ def fail(msg):
 
 
 def live_allocations(lines):
-    """The allocations the lines show and do not free, in trace order."""
-    live = {}
+    """The allocations the lines show and do not free, in trace order;
+    each with `rep_buffer` true for a client receive buffer: per task, the
+    second rpcrdma_regbuf_alloc_node allocation after a rpcrdma_rep_create
+    (the rep's data, after its regbuf)."""
+    live, pending = {}, {}
     for line in lines:
         m = EVENT.search(line.rstrip("\n"))
         if not m:
@@ -69,37 +72,22 @@ def live_allocations(lines):
         fields = dict(FIELD.findall(rest))
         if "bytes_req" not in fields or "bytes_alloc" not in fields:
             fail(f"a kmalloc line without its sizes: {line.strip()}")
+        function = s.group(1)
+        rep_buffer = False
+        if function == "rpcrdma_rep_create":
+            pending[task] = 2
+        elif function == "rpcrdma_regbuf_alloc_node" and pending.get(task):
+            pending[task] -= 1
+            rep_buffer = pending[task] == 0
         live[ptr] = {
-            "ptr": ptr,
-            "task": task,
-            "function": s.group(1),
+            "function": function,
             "offset": int(s.group(2), 16),
             "module": module or "",
             "bytes_req": int(fields["bytes_req"]),
             "bytes_alloc": int(fields["bytes_alloc"]),
-            "rep_buffer": False,
+            "rep_buffer": rep_buffer,
         }
     return list(live.values())
-
-
-def mark_rep_buffers(lines):
-    """Pointers of the client's receive buffers: per task, the second
-    rpcrdma_regbuf_alloc_node allocation after each rpcrdma_rep_create."""
-    pending, buffers = {}, set()
-    for line in lines:
-        m = EVENT.search(line.rstrip("\n"))
-        if not m or m.group(2) != "kmalloc":
-            continue
-        task, _, site, _, ptr, _ = m.groups()
-        func = site.split("+", 1)[0]
-        if func == "rpcrdma_rep_create":
-            pending[task] = 2
-        elif func == "rpcrdma_regbuf_alloc_node" and pending.get(task):
-            pending[task] -= 1
-            if pending[task] == 0:
-                buffers.add(ptr)
-                del pending[task]
-    return buffers
 
 
 def group(allocs):
@@ -114,10 +102,10 @@ def group(allocs):
     return sorted(groups.values(), key=lambda g: -g["bytes_alloc"])
 
 
-def receive_buffers(side, allocs, rep_buffers):
+def receive_buffers(side, allocs):
     """The live receive buffers among the allocations (see above)."""
     if side == "client":
-        return [a for a in allocs if a["ptr"] in rep_buffers]
+        return [a for a in allocs if a["rep_buffer"]]
     at_site = [a for a in allocs if a["function"] in SERVER_RECV_ALLOC]
     offsets = []
     for a in at_site:
@@ -158,11 +146,10 @@ def main():
     if args.connections < 1:
         fail("--connections must be at least 1")
     with open(args.trace, encoding="ascii", errors="replace") as f:
-        lines = f.readlines()
-    allocs = live_allocations(lines)
+        allocs = live_allocations(f)
     if not allocs:
         fail(f"{args.trace}: no kmalloc event left live: was kmem:kmalloc enabled?")
-    buffers = receive_buffers(args.side, allocs, mark_rep_buffers(lines))
+    buffers = receive_buffers(args.side, allocs)
     if not buffers:
         fail(f"{args.trace}: no receive buffer of the {args.side}'s transport among the live allocations")
     sizes = sizes_of(buffers)
