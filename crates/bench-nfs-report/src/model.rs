@@ -157,11 +157,6 @@ impl Memory {
         self.receive_buffers.count as f64 / self.connections.max(1) as f64
     }
 
-    /// Receive buffer bytes per connection, exactly (a mean).
-    pub fn receive_bytes_per_connection_exact(&self) -> f64 {
-        self.receive_buffers.bytes as f64 / self.connections.max(1) as f64
-    }
-
     /// kmalloc bytes of the transport (rpcrdma, RDMA core and provider)
     /// per connection.
     pub fn kmalloc_bytes_per_connection(&self) -> u64 {

@@ -284,10 +284,6 @@ pub fn csv(rows: &[Row]) -> String {
     t
 }
 
-fn kib(bytes: u64) -> String {
-    format!("{:.0}", bytes as f64 / 1024.0)
-}
-
 /// One side's cells of the memory table: receive buffers per connection
 /// (count x size = KiB), transport kmalloc KiB per connection, MemFree's
 /// fall per connection, MRs per connection, connections per GiB.
@@ -304,15 +300,15 @@ fn memory_cells(m: &Memory) -> [String; 5] {
     };
     [
         format!(
-            "{} x {sizes} = {:.0}",
+            "{} x {sizes} = {}",
             if count.fract() == 0.0 {
                 format!("{count:.0}")
             } else {
                 format!("{count:.2}")
             },
-            m.receive_bytes_per_connection_exact() / 1024.0
+            kb(m.receive_bytes_per_connection())
         ),
-        kib(m.kmalloc_bytes_per_connection()),
+        kb(m.kmalloc_bytes_per_connection()),
         format!("{:.0}", m.memfree_drop_per_connection() as f64 / 1024.0),
         format!("{:.1}", m.mrs_per_connection()),
         m.connections_per_gib().to_string(),
