@@ -119,11 +119,7 @@ done <<<"$CASES"
 # No responder line in debugfs (connections are freed asynchronously:
 # up to 60 s).
 no_responder_lines() {
-	slowwait 60 no_line_of responder
-}
-# no_line_of ROLE: debugfs lists no connection of ROLE.
-no_line_of() {
-	! grep -q "^role=$1 " $CONN
+	slowwait 60 no_line_in $CONN responder
 }
 silent_requester_recorded() {
 	local out pid lines want traced shown reply

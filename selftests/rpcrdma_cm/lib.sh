@@ -485,9 +485,10 @@ has_lines() {
 	[ "$(wc -l <"$2" 2>/dev/null || echo 0)" -ge "$1" ]
 }
 
-# no_line_in FILE: FILE lists no connection (no "role=" line).
+# no_line_in FILE [ROLE]: debugfs's connections FILE lists no connection
+# (of ROLE, if given).
 no_line_in() {
-	! grep -q '^role=' "$1"
+	! grep -q "^role=${2:+$2 }" "$1"
 }
 
 # traced_at_least EVENT N: the trace holds at least N lines of EVENT.

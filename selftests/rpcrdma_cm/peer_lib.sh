@@ -150,13 +150,8 @@ counted() {
 	return $ok
 }
 
-# no_role_line: debugfs lists no connection of ROLE.
-no_role_line() {
-	! grep -q "^role=$ROLE " "$CONNS"
-}
-
 no_line_left() {
-	slowwait 30 no_role_line && return 0
+	slowwait 30 no_line_in "$CONNS" "$ROLE" && return 0
 	ktap_print_msg "debugfs lines left after 30 s:"
 	sed 's/^/# /' "$CONNS"
 	return 1
