@@ -44,9 +44,9 @@ capture_start "$nic" "$W/tcpdump.log" -s 128 -B 16384 'udp port 4791 or udp dst 
 	error "tcpdump not listening after 60 s: $(cat "$W/tcpdump.log")"
 touch "$W/server-ready"
 
-# finish: the server's logs, whatever the client did.
+# finish: the server's logs, whatever the client did (the EXIT trap stops
+# the marker listener).
 finish() {
-	[ -n "$MARKERS_PID" ] && kill "$MARKERS_PID" 2>/dev/null
 	stop_nfsd
 	dmesg >"$W/server-dmesg"
 	touch "$W/server-done"
