@@ -121,6 +121,11 @@ done <<<"$CASES"
 no_responder_lines() {
 	slowwait 60 no_line_in $CONN responder
 }
+# probe_reported FILE: FILE holds a probe report with the Accept's octets
+# (not `jq -e`: jq 1.6 exits 0 on an empty file, before the probe wrote).
+probe_reported() {
+	[ -n "$(jq -r '.received.raw // empty' "$1" 2>/dev/null)" ]
+}
 silent_requester_recorded() {
 	local out pid lines want traced shown reply
 	# From no line at all, so that the one seen is the held connection's.
@@ -130,7 +135,7 @@ silent_requester_recorded() {
 	"$TOOL" probe --hold 120 --no-pdata --json "$ip:$NFS_PORT" >"$out" 2>&1 &
 	pid=$!
 	# The probe prints its report once connected, then holds the connection.
-	slowwait 90 jq -e .received.raw "$out" >/dev/null 2>&1
+	slowwait 90 probe_reported "$out"
 	lines=$(grep '^role=responder ' $CONN)
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
