@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rpcrdma_cm: RFC 8797 CM private data negotiation for NFS over RDMA.
-# 'make help' lists the targets. The module, with its own Kbuild, is in module/.
+# 'make help' lists the targets. The module is in rust/, reached from the
+# root Kbuild as any out-of-tree module is: make -C <kernel tree> M=$PWD.
+# The host crates and the rpcrdma-cm tool are the Cargo workspace in tools/.
 
 SHELL := /bin/bash
 KCONFIG ?= default
@@ -27,7 +29,7 @@ help:
 	@echo '  make kernel       build the test kernel (cached; KCONFIG=debug adds KASAN, kmemleak, lockdep)'
 	@echo '  make              build rpcrdma_cm.ko against it (KDIR=... for another tree)'
 	@echo '  make test-host    cargo tests of the protocol core and tools, scripts/tests/'
-	@echo '  make tools        build the rpcrdma-cm tool and bench-nfs-report (target/release/)'
+	@echo '  make tools        build the rpcrdma-cm tool and bench-nfs-report (tools/target/release/)'
 	@echo '  make install-tools  install rpcrdma-cm, its man pages and the Wireshark dissector'
 	@echo '  make lint         rustfmt, clippy (host and CLIPPY=1 module build), shellcheck, checkpatch of patches/'
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA; PROGS="a.sh b.sh" runs some)'
@@ -54,7 +56,7 @@ help:
 	@echo '                   CSV and JSON in build/bench/ (BENCH_N=200 ops per workload;'
 	@echo '                   about 40 min under TCG, see Documentation/performance.rst)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
-	@echo '  make clean        remove module build outputs and cargo target/'
+	@echo '  make clean        remove module build outputs and tools/target/'
 
 deps:
 	$(SCRIPTS)/kernel/deps.sh
@@ -62,22 +64,23 @@ deps:
 kernel:
 	$(SCRIPTS)/kernel/build-kernel.sh $(KCONFIG)
 
-# Kbuild writes the objects into module/, next to the sources, whatever
-# the kernel; they are removed when the kernel tree changes (another base
-# or variant). The module is kept per base in build/module/<base>/ so that
-# guests of both bases (the cross-kernel interop rows) find theirs.
-MODULE_DIR := $(CURDIR)/module
+# Kbuild writes the objects into rust/, next to the sources, whatever
+# the kernel (the root gets Kbuild's module lists only); they are removed
+# when the kernel tree changes (another base or variant). The module is
+# kept per base in build/module/<base>/ so that guests of both bases (the
+# cross-kernel interop rows) find theirs.
 MODULE_STAMP := build/module/.built-against
-MODULE_OBJECTS := $(addprefix module/,*.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers)
+MODULE_OBJECTS := $(addprefix rust/,*.o *.ko *.mod *.mod.c .*.cmd modules.order) \
+	modules.order Module.symvers .modules.order.cmd .Module.symvers.cmd
 module modules:
 	@test -f $(KDIR)/vmlinux || { echo "no kernel at $(KDIR): run 'make KBASE=$(KBASE) kernel'" >&2; exit 1; }
 	@if [ "$$(cat $(MODULE_STAMP) 2>/dev/null)" != "$(KDIR)" ]; then rm -f $(MODULE_OBJECTS); fi
-	$(MAKE) -C $(KDIR) M=$(MODULE_DIR) $(KMAKE_ARGS) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) modules
 	@mkdir -p build/module && echo "$(KDIR)" >$(MODULE_STAMP)
-	install -D -m 0644 module/rpcrdma_cm.ko build/module/$(KBASE)/rpcrdma_cm.ko
+	install -D -m 0644 rust/rpcrdma_cm.ko build/module/$(KBASE)/rpcrdma_cm.ko
 
 test-host:
-	cargo test --workspace --release
+	cd tools && cargo test --workspace --release
 	for t in $(SCRIPTS)/tests/*.sh; do $$t || exit 1; done
 
 lint:
@@ -134,7 +137,7 @@ check-lts:
 # The userspace tool (needs librdmacm-dev and libibverbs-dev: make deps) and
 # the report of make bench-nfs.
 tools:
-	cargo build --release -p rpcrdma-cm-tools -p bench-nfs-report
+	cd tools && cargo build --release -p rpcrdma-cm-tools -p bench-nfs-report
 
 # PREFIX/bin/rpcrdma-cm, its man pages in MANDIR/man1 and the Lua dissector
 # in WIRESHARK_PLUGINS (Wireshark's personal plugin directory by default).
@@ -142,15 +145,15 @@ PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 WIRESHARK_PLUGINS ?= $(HOME)/.local/lib/wireshark/plugins
 install-tools: tools
-	install -D -m 0755 target/release/rpcrdma-cm $(DESTDIR)$(PREFIX)/bin/rpcrdma-cm
-	target/release/rpcrdma-cm man $(DESTDIR)$(MANDIR)/man1
+	install -D -m 0755 tools/target/release/rpcrdma-cm $(DESTDIR)$(PREFIX)/bin/rpcrdma-cm
+	tools/target/release/rpcrdma-cm man $(DESTDIR)$(MANDIR)/man1
 	install -D -m 0644 tools/wireshark/rpcrdma_cm.lua $(DESTDIR)$(WIRESHARK_PLUGINS)/rpcrdma_cm.lua
 
 run:
 	$(SCRIPTS)/demo/run-demo.sh
 
 bench:
-	cargo bench -p rpcrdma-cm-proto --bench record_receiver
+	cd tools && cargo bench -p rpcrdma-cm-proto --bench record_receiver
 
 bench-table:
 	$(SCRIPTS)/bench/bench-table.sh
@@ -179,5 +182,5 @@ fuzz:
 	$(SCRIPTS)/check/fuzz.sh
 
 clean:
-	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(MODULE_DIR) $(KMAKE_ARGS) clean
-	cargo clean
+	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean
+	cd tools && cargo clean

@@ -121,8 +121,8 @@ out=$(realpath -m "$out")
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 KO=$(module_ko)
-TOOL=$RPCRDMA_CM_TOP/target/release/rpcrdma-cm
-REPORT=$RPCRDMA_CM_TOP/target/release/bench-nfs-report
+TOOL=$RPCRDMA_CM_TOP/tools/target/release/rpcrdma-cm
+REPORT=$RPCRDMA_CM_TOP/tools/target/release/bench-nfs-report
 for f in "$kdir/arch/x86/boot/bzImage" "$KO" "$TOOL" "$REPORT"; do
 	[ -e "$f" ] || rpcrdma_cm_die "$f missing: run 'make module tools' (make bench-nfs does)"
 done

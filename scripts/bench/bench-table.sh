@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # 'make bench-table': the connection table micro-benchmark. Builds a copy
-# of rpcrdma_cm.ko with RPCRDMA_CM_BENCH=1 (module/bench.rs: the production
+# of rpcrdma_cm.ko with RPCRDMA_CM_BENCH=1 (rust/bench.rs: the production
 # module has none of it) in build/bench-table/, loads it in a guest (it
 # runs the benchmark at load, on a private table) and prints its numbers:
 # the time of one connect+teardown cycle (allocate, link, look up twice,
@@ -24,7 +24,7 @@ kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 out=$RPCRDMA_CM_TOP/build/bench-table-$RPCRDMA_CM_KBASE
 rm -rf "$out"
 mkdir -p "$out"
-cp -r "$RPCRDMA_CM_TOP/module/." "$out/"
+cp -r "$RPCRDMA_CM_TOP/rust/." "$out/"
 rm -f "$out"/*.o "$out"/.*.cmd "$out"/*.ko "$out"/*.mod "$out"/*.mod.c
 # shellcheck disable=SC2046
 make -s -C "$kdir" M="$out" $(kernel_make_args) RPCRDMA_CM_BENCH=1 modules

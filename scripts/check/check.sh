@@ -21,7 +21,7 @@
 #               a non-zero exit without a failing check is a failure); the
 #               host checks once, the module's clippy and checkpatch of the
 #               base's series per base
-#   tools       target/release/rpcrdma-cm for the guests (one test)
+#   tools       tools/target/release/rpcrdma-cm for the guests (one test)
 #   selftests   the guest kselftests (each KTAP subtest counts; a program
 #               that fails without a failing subtest of its own, or prints
 #               no result, is a failure; a program skipped as a whole is a
@@ -82,7 +82,7 @@ fi
 note "host tests (cargo test; a few minutes when nothing is built yet)"
 # --no-fail-fast: a failing test binary must not keep the later ones from
 # running (and being counted).
-run_step "host tests" "$logs/host.log" progress_last_line cargo test --workspace --release --no-fail-fast
+run_step "host tests" "$logs/host.log" progress_last_line cargo test --manifest-path tools/Cargo.toml --workspace --release --no-fail-fast
 tally_cargo "$logs/host.log" $?
 
 note "script tests (scripts/tests/, no guest)"
@@ -118,7 +118,7 @@ build_base() {
 	# module parameters (7.3), its Rust crate alone, no C file; otherwise
 	# the crate and the C shim.
 	# (Kbuild writes them ./x.o on 7.3, $PWD/module/x.o on 6.12.)
-	objects=$(tr -s ' ' '\n' <module/rpcrdma_cm.mod 2>/dev/null | grep . |
+	objects=$(tr -s ' ' '\n' <rust/rpcrdma_cm.mod 2>/dev/null | grep . |
 		sed -e "s|^$PWD/module/||" -e 's|^\./||' | sort | paste -sd ' ')
 	want="rpcrdma_cm_main.o rpcrdma_cm_shim.o"
 	kdir=$(scripts/kernel/build-kernel.sh --print-dir)
@@ -201,7 +201,7 @@ wait_background() {
 }
 
 note "tools"
-# The guest tests run target/release/rpcrdma-cm (cm_tools.sh, two-guest).
+# The guest tests run tools/target/release/rpcrdma-cm (cm_tools.sh, two-guest).
 make -s tools >"$logs/tools.log" 2>&1
 count "tools build (build/check/tools.log)" $?
 
@@ -232,7 +232,7 @@ guest_suite() {
 	failed_before=$failed
 	# debugfs_unload.sh skips as a whole on a kernel whose Rust crate has
 	# no debugfs (6.12), cm_fault_injection.sh on a kernel without
-	# failslab (6.12's default variant, kconfig/base-7.3.config says
+	# failslab (6.12's default variant, scripts/kernel/kconfig/base-7.3.config says
 	# why), cm_in_tree.sh on one without the in-tree module and
 	# cm_kunit.sh on one without the abstraction's KUnit tests: allowed
 	# there only.

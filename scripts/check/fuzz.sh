@@ -27,7 +27,7 @@ for t in $targets; do
 	if [ $rc -ne 0 ]; then
 		tail -n 30 "$log"
 		rm -f "$log"
-		rpcrdma_cm_die "$t failed: see crates/rpcrdma-cm-proto/fuzz/artifacts/$t"
+		rpcrdma_cm_die "$t failed: see tools/rpcrdma-cm-proto/fuzz/artifacts/$t"
 	fi
 	rm -f "$log"
 	echo "fuzz: $t done in $(($(date +%s) - start)) s"

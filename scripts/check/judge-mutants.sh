@@ -166,7 +166,7 @@ bench_marshal_off() {
 	# no RPC marshalled, none without a chunk ("100 % of 0").
 	sed -i -E 's/"marshalled": ?[0-9]+/"marshalled": 0/; s/"marshalled_no_chunk": ?[0-9]+/"marshalled_no_chunk": 0/' \
 		"$b/runs/cm-64k/client-results.jsonl"
-	out=$("$RPCRDMA_CM_TOP/target/release/bench-nfs-report" --out "$b/report" \
+	out=$("$RPCRDMA_CM_TOP/tools/target/release/bench-nfs-report" --out "$b/report" \
 		"$b/runs/stock-4k" "$b/runs/cm-64k" 2>&1 >/dev/null)
 	rc=$?
 	echo "$out" | sed 's/^/# /'

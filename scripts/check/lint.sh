@@ -15,8 +15,8 @@
 #               else compiles
 #   checkpatch  scripts/checkpatch.pl --strict on every patch of the base's
 #               series, patches/$RPCRDMA_CM_KBASE (the kernel tree's own checkpatch)
-#   unsafe      the shared protocol core (module/proto) contains no 'unsafe'
-#   in-tree-user  the 7.3 series' in-tree copy of the module equals module/
+#   unsafe      the shared protocol core (rust/proto) contains no 'unsafe'
+#   in-tree-user  the 7.3 series' in-tree copy of the module equals rust/
 #               (scripts/kernel/in-tree-user.sh check)
 #   scripts     every script and selftest program through shellcheck,
 #               warnings and errors (.shellcheckrc: follow what they source)
@@ -53,27 +53,27 @@ host_checks=6
 echo "1..$((host_checks + 2 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 
 if [ "$scope" = all ]; then
-	check rustfmt-host cargo fmt --all -- --check
-	check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml module/rpcrdma_cm_main.rs \
+	check rustfmt-host cargo fmt --manifest-path tools/Cargo.toml --all -- --check
+	check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs \
 		selftests/rpcrdma_cm/debugfs_kinds/debugfs_kinds.rs selftests/rpcrdma_cm/cm_long_answer/cm_long_answer.rs
-	check clippy-host cargo clippy --workspace --all-targets --release -- -D warnings
+	check clippy-host cargo clippy --manifest-path tools/Cargo.toml --workspace --all-targets --release -- -D warnings
 fi
 
 kmod_clippy() {
 	local out
 	# shellcheck disable=SC2046
-	out=$(make -s -C "$kdir" M="$RPCRDMA_CM_TOP/module" $(kernel_make_args) \
+	out=$(make -s -C "$kdir" M="$RPCRDMA_CM_TOP" $(kernel_make_args) \
 		CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver W=1 modules 2>&1) || { echo "$out"; return 1; }
 	if echo "$out" | grep -E "warning|error"; then
 		return 1
 	fi
 	# Leave a normal build behind.
 	# shellcheck disable=SC2046 # the make arguments, one word each
-	make -s -C "$kdir" M="$RPCRDMA_CM_TOP/module" $(kernel_make_args) modules >/dev/null
+	make -s -C "$kdir" M="$RPCRDMA_CM_TOP" $(kernel_make_args) modules >/dev/null
 }
 if [ -f "$kdir/vmlinux" ]; then
 	# Force the Rust object to be rebuilt under clippy.
-	rm -f module/rpcrdma_cm_main.o
+	rm -f rust/rpcrdma_cm_main.o
 	check "clippy-kmod $RPCRDMA_CM_KBASE" kmod_clippy
 	check "bench-kmod $RPCRDMA_CM_KBASE" env KDIR="$kdir" scripts/bench/bench-table.sh --build-only
 else
@@ -85,12 +85,12 @@ fi
 # directory (status 2) fails, and so does a core without Rust files.
 no_unsafe() {
 	local files
-	files=(module/proto/*.rs)
+	files=(rust/proto/*.rs)
 	if [ ! -f "${files[0]:-}" ]; then
-		echo "no Rust files in module/proto"
+		echo "no Rust files in rust/proto"
 		return 1
 	fi
-	grep -Rn unsafe module/proto
+	grep -Rn unsafe rust/proto
 	[ $? -eq 1 ]
 }
 [ "$scope" = all ] && check unsafe-free-core no_unsafe

@@ -44,7 +44,7 @@ T=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm
 . "$T/lib.sh"
 # shellcheck source=../selftests/rpcrdma_cm/conform_expect.sh
 . "$T/conform_expect.sh"
-TOOL=${RPCRDMA_CM_TOOL:-$RPCRDMA_CM_TOP/target/release/rpcrdma-cm}
+TOOL=${RPCRDMA_CM_TOOL:-$RPCRDMA_CM_TOP/tools/target/release/rpcrdma-cm}
 TIMEOUT=${TWO_GUEST_TIMEOUT:-420}
 TABLE=${INTEROP_TABLE:-$RPCRDMA_CM_TOP/build/check/interop-table.txt}
 
@@ -303,7 +303,7 @@ octets() {
 
 # The judge: scripts/guest/rfc8797_oracle.py, written from the RFC text and the
 # documented behaviour of the stock and patched kernels and the module's
-# parameters, not from module/proto or the module. A row's expected values
+# parameters, not from rust/proto or the module. A row's expected values
 # come from its configuration (SERVER, CLIENT, TRANSPORT) alone; what the
 # capture shows and what each side reports must equal them.
 # scripts/tests/rfc8797-oracle.sh checks the oracle against the measured

@@ -7,7 +7,7 @@
   rfc8797_oracle.py negotiate < LINES
 
 Written from the RFC text and the documented behaviour of the kernels, not
-from module/proto or the module: the interop matrix (scripts/guest/interop.sh) and
+from rust/proto or the module: the interop matrix (scripts/guest/interop.sh) and
 the guests' hostile responder and storms (selftests/rpcrdma_cm/peer_lib.sh)
 judge the module with it, so its expectations must not come from the code
 it judges. Standard library only. decode and expect print JSON; negotiate

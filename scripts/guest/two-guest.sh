@@ -140,7 +140,7 @@ ktap_test_result "ConnectRequest is for port 20049" is_nfs_rdma_service "$servic
 # tracepoints say was on the wire (decoded by rpcrdma-cm) and, where
 # rpcrdma_cm is loaded, both ends' debugfs lines.
 LUA=$RPCRDMA_CM_TOP/tools/wireshark/rpcrdma_cm.lua
-TOOL=${RPCRDMA_CM_TOOL:-$RPCRDMA_CM_TOP/target/release/rpcrdma-cm}
+TOOL=${RPCRDMA_CM_TOOL:-$RPCRDMA_CM_TOP/tools/target/release/rpcrdma-cm}
 # dissected PCAP ATTR: "CONFORMANCE [SEND RECV RI]" of the first REQ (0x0010)
 # or REP (0x0013) the dissector claimed.
 dissected() {

@@ -7,9 +7,9 @@
 #
 # The kernel base is RPCRDMA_CM_KBASE (6.12 or 7.3, see lib.sh): its Debian
 # source and, for default and debug, its series, patches/<base>/. debug adds
-# kconfig/debug.config (KASAN, kmemleak, lockdep). stock and stock-debug are
-# the same source, fragments and toolchain with no patch applied: the
-# kernel users run next to a host with rpcrdma_cm, which the interop matrix
+# kconfig/debug.config (beside this script: KASAN, kmemleak, lockdep).
+# stock and stock-debug are the same source, fragments and toolchain with
+# no patch applied: the kernel users run next to a host with rpcrdma_cm, which the interop matrix
 # and the stock conformance step boot as the unpatched peer (and on which,
 # with debug, the defects the series fixes show as reports).
 #
@@ -45,7 +45,9 @@ case $variant in debug | stock-debug) patched_variant=debug ;; esac
 stock=0
 case $variant in stock | stock-debug) stock=1 ;; esac
 
-fragments=("$RPCRDMA_CM_TOP/kconfig/rpcrdma_cm.config" "$RPCRDMA_CM_TOP/kconfig/base-$RPCRDMA_CM_KBASE.config")
+# The configuration fragments, beside this script.
+kconfig=$RPCRDMA_CM_TOP/scripts/kernel/kconfig
+fragments=("$kconfig/rpcrdma_cm.config" "$kconfig/base-$RPCRDMA_CM_KBASE.config")
 patches=()
 if [ $stock = 0 ]; then
 	shopt -s nullglob
@@ -56,11 +58,11 @@ fi
 # variant merges them too, so that built from the source it has the
 # configuration it has when derived from the patched tree; the options only
 # the series defines do not exist there and drop out (not checked below).
-series_fragment=$RPCRDMA_CM_TOP/kconfig/series-$RPCRDMA_CM_KBASE.config
+series_fragment=$kconfig/series-$RPCRDMA_CM_KBASE.config
 if [ -f "$series_fragment" ]; then
 	fragments+=("$series_fragment")
 fi
-[ "$patched_variant" = debug ] && fragments+=("$RPCRDMA_CM_TOP/kconfig/debug.config")
+[ "$patched_variant" = debug ] && fragments+=("$kconfig/debug.config")
 
 input_hash() {
 	{

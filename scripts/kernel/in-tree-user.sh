@@ -31,9 +31,9 @@ SERIES=$RPCRDMA_CM_TOP/patches/7.3
 DIR=net/sunrpc/xprtrdma/rpcrdma_cm
 # in-tree path <- repository path
 FILES=(
-	"$DIR/rpcrdma_cm_main.rs module/rpcrdma_cm_main.rs"
-	"$DIR/boundary_kernel_crate.rs module/boundary_kernel_crate.rs"
-	"$DIR/proto/cm_private.rs module/proto/cm_private.rs"
+	"$DIR/rpcrdma_cm_main.rs rust/rpcrdma_cm_main.rs"
+	"$DIR/boundary_kernel_crate.rs rust/boundary_kernel_crate.rs"
+	"$DIR/proto/cm_private.rs rust/proto/cm_private.rs"
 )
 
 # the_patch: the series' file that adds the in-tree user.

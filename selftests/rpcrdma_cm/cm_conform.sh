@@ -31,7 +31,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/conform_expect.sh"
 selftest_begin cm_conform rxe nfsd
 
-TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
+TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../tools/target/release/rpcrdma-cm}
 SIW_NIC=rcmconf0
 SIW_ADDR=192.0.2.81
 TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-rxe siw}

@@ -23,7 +23,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 selftest_begin cm_tools module rxe nfsd
 
-TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../target/release/rpcrdma-cm}
+TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../tools/target/release/rpcrdma-cm}
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats
 CONN=$D/rpcrdma_cm/connections

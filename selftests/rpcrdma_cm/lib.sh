@@ -514,7 +514,7 @@ require_module_ko() {
 # ... or without the rpcrdma-cm tool (make tools), whose path it leaves
 # in TOOL ...
 require_tool() {
-	TOOL=${RPCRDMA_CM_TOOL:-$(dirname "${BASH_SOURCE[0]}")/../../target/release/rpcrdma-cm}
+	TOOL=${RPCRDMA_CM_TOOL:-$(dirname "${BASH_SOURCE[0]}")/../../tools/target/release/rpcrdma-cm}
 	if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
 		ktap_skip_all "$TOOL or jq missing (make tools)"
 		exit "$KSFT_SKIP"

@@ -2,7 +2,7 @@
 
 //! Host build of the rpcrdma_cm protocol core.
 //!
-//! The part shared with the kernel lives in `module/proto/` and is
+//! The part shared with the kernel lives in `rust/proto/` and is
 //! compiled, unchanged, into the kernel module `rpcrdma_cm.ko` and into
 //! this crate, where it is tested, fuzzed (`fuzz/`) and benchmarked. The
 //! rest is the tools' and is in `src/`. All of it is `no_std`,
@@ -21,7 +21,7 @@
 #[cfg(feature = "std")]
 extern crate std;
 
-#[path = "../../../module/proto/cm_private.rs"]
+#[path = "../../../rust/proto/cm_private.rs"]
 pub mod cm_private;
 
 pub mod record_marking;

@@ -14,7 +14,7 @@ use std::process::Command;
 /// The dissector's fields, '|'-separated, one line per frame matching
 /// `filter` in the capture `pcap` under tools/wireshark/testdata.
 fn dissect(pcap: &str, filter: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("wireshark");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wireshark");
     let out = Command::new("tshark")
         .arg("-X")
         .arg(format!(

@@ -3,8 +3,8 @@
 #
 # Regenerate src/bindings.rs from Debian's librdmacm-dev and libibverbs-dev
 # headers (rdma-core 44 in bookworm) with bindgen-cli:
-#   cargo install bindgen-cli --locked && crates/rdmacm-sys/regenerate.sh
-# Only what the safe API (crates/rdmacm) uses is kept.
+#   cargo install bindgen-cli --locked && tools/rdmacm-sys/regenerate.sh
+# Only what the safe API (tools/rdmacm) uses is kept.
 set -eu
 cd "$(dirname "$0")"
 {

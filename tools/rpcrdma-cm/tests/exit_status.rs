@@ -2,7 +2,7 @@
 
 //! The built `rpcrdma-cm` binary as a process: its exit status and where
 //! its output goes (this also makes `cargo test --release` build
-//! target/release/rpcrdma-cm, which the guest tests run).
+//! tools/target/release/rpcrdma-cm, which the guest tests run).
 
 use std::process::{Command, Output};
 

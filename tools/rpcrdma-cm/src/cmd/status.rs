@@ -2,7 +2,7 @@
 
 //! `rpcrdma-cm status`: the module's connections and counters, read from
 //! `<debugfs>/rpcrdma_cm/{connections,stats}` (the format is written by
-//! `module/rpcrdma_cm_main.rs`: one line of `key=value` pairs per connection,
+//! `rust/rpcrdma_cm_main.rs`: one line of `key=value` pairs per connection,
 //! one line `ROLE key=value...` of counters per role).
 
 use crate::error::{Context, Exit, Failure};
@@ -437,7 +437,7 @@ mod tests {
     use super::*;
     use crate::tests::cli;
 
-    /// A fixture directory under tools/testdata.
+    /// A fixture directory under tools/rpcrdma-cm/testdata.
     fn fixture(name: &str) -> String {
         format!("{}/testdata/{name}", env!("CARGO_MANIFEST_DIR"))
     }
