@@ -17,7 +17,7 @@ KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
 	selftests two-guest check-debug check-lts run bench bench-table bisect-series upstream-series bench-nfs fuzz tools install-tools \
-	stock-kernel stock-conformance interop
+	stock-kernel stock-conformance interop distro distro-install distro-uninstall distro-test
 
 all: module
 
@@ -56,6 +56,12 @@ help:
 	@echo '                   CSV and JSON in build/bench/ (BENCH_N=200 ops per workload;'
 	@echo '                   about 40 min under TCG, see Documentation/performance.rst)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
+	@echo '  make distro       rpcrdma.ko (the series C part) and rpcrdma_cm.ko for a distribution kernel,'
+	@echo '                   against its own headers, no kernel rebuild (DISTRO_RELEASE=, default'
+	@echo '                   7.3.4+deb13-amd64; see scripts/distro/debian.pins); build/distro/<release>/'
+	@echo '  make distro-install  into /lib/modules/<release>/updates/ (DESTDIR=), then depmod'
+	@echo '  make distro-uninstall  the stock rpcrdma again'
+	@echo '  make distro-test  boot the distribution image with them in a guest: the guest programs there'
 	@echo '  make clean        remove module build outputs and tools/target/'
 
 deps:
@@ -180,6 +186,21 @@ bench-nfs: module tools
 
 fuzz:
 	$(SCRIPTS)/check/fuzz.sh
+
+# A distribution's own kernel, unchanged (scripts/distro/distro.sh): its
+# release is DISTRO_RELEASE (not KERNELRELEASE, which Kbuild reads).
+DISTRO_RELEASE ?=
+distro:
+	$(SCRIPTS)/distro/distro.sh build $(DISTRO_RELEASE)
+
+distro-install:
+	$(SCRIPTS)/distro/distro.sh install $(DISTRO_RELEASE)
+
+distro-uninstall:
+	$(SCRIPTS)/distro/distro.sh uninstall $(DISTRO_RELEASE)
+
+distro-test: distro tools
+	$(SCRIPTS)/distro/distro-test.sh $(DISTRO_RELEASE)
 
 clean:
 	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean

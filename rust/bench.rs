@@ -18,10 +18,10 @@
 
 use crate::boundary::Stopwatch;
 use crate::cm_private::{negotiate, InlineSize, LocalLimits, PrivateMessage};
+use crate::rdma_cm::{Role, SockAddr};
 use crate::{CmState, Entry};
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
-use kernel::sunrpc::rdma_cm::{Role, SockAddr};
 
 /// Live connection counts measured.
 const LIVE: [usize; 3] = [10, 1000, 10000];

@@ -9,14 +9,17 @@
 //! This is the module's only `unsafe` code.
 
 use crate::cm_private::InlineSize;
+use crate::rdma_cm::Registration;
 use crate::{CmState, Params};
 use core::ffi::{c_ulong, c_void};
 use core::fmt;
 use core::pin::Pin;
 use kernel::alloc::KBox;
 use kernel::error::Result;
-use kernel::sunrpc::rdma_cm::Registration;
+#[cfg(not(rpcrdma_cm_time_instant))]
 use kernel::time::Ktime;
+#[cfg(rpcrdma_cm_time_instant)]
+use kernel::time::{Instant, Monotonic};
 
 mod ffi {
     use core::ffi::c_void;
@@ -80,9 +83,12 @@ pub(crate) fn warn_no_memory() {
     unsafe { ffi::rpcrdma_cm_warn_no_memory() };
 }
 
-/// Measures elapsed CLOCK_MONOTONIC time.
+/// Measures elapsed CLOCK_MONOTONIC time (Linux 6.12's kernel crate:
+/// `Ktime`).
+#[cfg(not(rpcrdma_cm_time_instant))]
 pub(crate) struct Stopwatch(Ktime);
 
+#[cfg(not(rpcrdma_cm_time_instant))]
 impl Stopwatch {
     /// Start measuring now.
     pub(crate) fn start() -> Stopwatch {
@@ -92,6 +98,24 @@ impl Stopwatch {
     /// Nanoseconds since [`Stopwatch::start`].
     pub(crate) fn elapsed_ns(&self) -> i64 {
         (Ktime::ktime_get() - self.0).to_ns()
+    }
+}
+
+/// Measures elapsed CLOCK_MONOTONIC time (a later kernel crate, as a
+/// distribution's Linux 7.3: `Instant<Monotonic>`).
+#[cfg(rpcrdma_cm_time_instant)]
+pub(crate) struct Stopwatch(Instant<Monotonic>);
+
+#[cfg(rpcrdma_cm_time_instant)]
+impl Stopwatch {
+    /// Start measuring now.
+    pub(crate) fn start() -> Stopwatch {
+        Stopwatch(Instant::now())
+    }
+
+    /// Nanoseconds since [`Stopwatch::start`].
+    pub(crate) fn elapsed_ns(&self) -> i64 {
+        self.0.elapsed().as_nanos()
     }
 }
 

@@ -16,12 +16,36 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNode};
+#[cfg(not(rpcrdma_cm_abstraction_in_module))]
 use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
 use kernel::sync::SpinLock;
 use kernel::{new_spinlock, ThisModule};
 
 #[path = "proto/cm_private.rs"]
 pub mod cm_private;
+
+// A kernel whose Rust crate lacks `sunrpc::rdma_cm` (a distribution's, built
+// without the series) gets the abstraction compiled into this module, from
+// the same source file (scripts/distro/): it names `crate::bindings`,
+// `crate::error` and `crate::prelude`, which are then these.
+#[cfg(rpcrdma_cm_abstraction_in_module)]
+use kernel::{error, prelude};
+
+// rustfmt::skip: rustfmt would read the files, which exist only in the
+// build directory scripts/distro/distro.sh prepares.
+#[cfg(rpcrdma_cm_abstraction_in_module)]
+#[path = "hook_bindings.rs"]
+#[rustfmt::skip]
+mod bindings;
+
+#[cfg(rpcrdma_cm_abstraction_in_module)]
+#[path = "sunrpc_rdma_cm.rs"]
+#[expect(unreachable_pub, reason = "the kernel crate's public API, private in a module")]
+#[rustfmt::skip]
+mod rdma_cm;
+
+#[cfg(rpcrdma_cm_abstraction_in_module)]
+use rdma_cm::{Conn, Local, Outcome, Role, SockAddr};
 
 #[cfg(rpcrdma_cm_bench)]
 mod bench;

@@ -77,6 +77,37 @@ kernel_make_args() {
 	echo "LLVM=$KERNEL_LLVM RUSTC=$KERNEL_RUSTC BINDGEN=$KERNEL_BINDGEN"
 }
 
+# Debian's archive, where deps.sh and scripts/distro/ fetch what the host's
+# own suites do not have (trixie and trixie-backports).
+RPCRDMA_CM_DEBIAN_MIRROR=${RPCRDMA_CM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# apt_fetch DIR SUITES PKG=VERSION...: download these exact packages into
+# DIR with apt's own client and a private sources list, lists directory and
+# cache (SUITES: space-separated, e.g. "trixie trixie-backports"), so that
+# the host's suites and installed packages stay as they are. Signed by
+# Debian's archive key, as the host's own lists.
+apt_fetch() {
+	local dir=$1 suites=$2 work s opts rc=0
+	shift 2
+	work=$(mktemp -d)
+	for s in $suites; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $RPCRDMA_CM_DEBIAN_MIRROR $s main"
+	done >"$work/sources.list"
+	mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$dir"
+	opts=(-o "Dir::Etc::sourcelist=$work/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
+		-o Dir::State::status=/dev/null -o APT::Sandbox::User=root -qq)
+	if ! apt-get "${opts[@]}" update; then
+		echo "apt_fetch: apt-get update of $suites (private list) failed" >&2
+		rc=1
+	elif ! (cd "$dir" && apt-get "${opts[@]}" download "$@"); then
+		echo "apt_fetch: cannot download $* from $suites" >&2
+		rc=1
+	fi
+	rm -rf "$work"
+	return $rc
+}
+
 rpcrdma_cm_die() {
 	echo "$(basename "$0"): $*" >&2
 	exit 1

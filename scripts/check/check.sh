@@ -174,6 +174,9 @@ bg_step() {
 	[ "$(cat "$logs/bg-kernel-$cut_base.rc")" = 0 ] &&
 		bg_step stock-$cut_base "$logs/stock-kernel-$cut_base.log" "$cut_base" \
 			scripts/kernel/build-kernel.sh stock
+	# rpcrdma.ko and rpcrdma_cm.ko for Debian's own 7.3 kernel (its build
+	# root and the kernel crate's metadata are cached like the kernels).
+	bg_step distro "$logs/distro-build.log" 7.3 scripts/distro/distro.sh build
 ) </dev/null &
 background=$!
 # kill_tree PID: PID and everything it started (the background builds when
@@ -187,7 +190,7 @@ kill_tree() {
 }
 trap 'kill_tree "$background"' EXIT
 trap 'exit 130' INT TERM
-note "kernel $cut_base, stock kernel $CHECK_FULL_BASE, stock kernel $cut_base: building in the background (nice 19; logs build/check/kernel-$cut_base.log, stock-kernel-*.log)"
+note "kernel $cut_base, stock kernel $CHECK_FULL_BASE, stock kernel $cut_base, the distribution's modules: building in the background (nice 19; logs build/check/kernel-$cut_base.log, stock-kernel-*.log, distro-build.log)"
 
 # wait_background NAME: the background step NAME's exit status (1 if it
 # never ran: the chain stopped before it), once it is done.
@@ -304,7 +307,6 @@ for base in "$CHECK_FULL_BASE" "$cut_base"; do
 	count "stock kernel build $base (build/check/stock-kernel-$base.log)" $stock_rc
 	[ $stock_rc -eq 0 ] && stock[$base]=1
 done
-wait "$background"
 
 # interop_rows WHICH TABLE WHAT: scripts/guest/interop.sh --WHICH (cut or cross),
 # its table in build/check/TABLE, its rows kept in build/check/interop-kept;
@@ -337,6 +339,23 @@ if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
 	tally_ktap stock-conformance "$logs/stock-conformance.log" $?
 else
 	count "stock conformance (no stock $CHECK_FULL_BASE kernel)" 1
+fi
+
+# Debian's own 7.3 kernel image, unchanged, with the modules built for it
+# against its headers (scripts/distro/): one guest.
+note "distribution kernel: the modules (waiting for the background build)"
+wait_background distro
+distro_rc=$?
+tail -n 3 "$logs/distro-build.log"
+count "make distro: rpcrdma.ko and rpcrdma_cm.ko for Debian's 7.3 kernel (build/check/distro-build.log)" $distro_rc
+wait "$background"
+if [ $distro_rc -eq 0 ]; then
+	note "distribution kernel: Debian's 7.3 image booted with them (one guest, about 4 minutes under TCG)"
+	run_step "distro test" "$logs/distro-test.log" progress_ktap scripts/distro/distro-test.sh
+	distro_test_rc=$?
+	tally_selftests "$logs/distro-test.log" cm_stock_conformance.sh distro_kernel.sh module_load.sh \
+		rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh dmesg_clean.sh
+	[ $distro_test_rc -eq 0 ] || count "distro test: guest or runner failed (build/check/distro-test.log)" 1
 fi
 
 # The judges can fail: corrupted copies of the rows and the bench output

@@ -6,6 +6,9 @@
 #
 #   scripts/guest/guest.sh [options] -- COMMAND...
 #     --kdir DIR        kernel tree (default: the cached test kernel)
+#     --kimg FILE       a kernel image instead, with its modules in the
+#                       lib/modules/<release>/ above it (a distribution's:
+#                       scripts/distro/distro-test.sh)
 #     --name NAME       guest hostname (default rpcrdma-cm)
 #     --timeout SEC     hard limit for the whole guest (default 900)
 #     --net user        QEMU user networking with DHCP (default)
@@ -24,11 +27,12 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-kdir='' name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56 cpus=2 memory=2G
+kdir='' kimg='' name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56 cpus=2 memory=2G
 rwdirs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kdir) kdir=$2; shift 2 ;;
+	--kimg) kimg=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--net) net=$2; shift 2 ;;
@@ -43,8 +47,14 @@ done
 [ $# -gt 0 ] || rpcrdma_cm_die "no command given"
 # A tag in the guest name lets a caller find its own QEMU processes.
 [ -z "${RPCRDMA_CM_GUEST_TAG:-}" ] || name=$name-$RPCRDMA_CM_GUEST_TAG
-[ -n "$kdir" ] || kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)
-[ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no kernel in $kdir: run 'make kernel'"
+if [ -n "$kimg" ]; then
+	[ -f "$kimg" ] || rpcrdma_cm_die "no kernel image $kimg"
+	run=$kimg kdir=$(dirname "$kimg")
+else
+	[ -n "$kdir" ] || kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)
+	[ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no kernel in $kdir: run 'make kernel'"
+	run=.
+fi
 [ -x "$VNG" ] || rpcrdma_cm_die "virtme-ng missing: run 'make deps'"
 
 net_args=()
@@ -93,7 +103,7 @@ kvm_usable() {
 	stamp="$RPCRDMA_CM_CACHE/kvm-probe-$( (hostname; grep -m1 'model name' /proc/cpuinfo) | sha256sum | cut -c1-12)"
 	if [ ! -f "$stamp" ]; then
 		mkdir -p "$RPCRDMA_CM_CACHE"
-		if (cd "$kdir" && run_group 45 "$VNG" --run . --name "kvm-probe${RPCRDMA_CM_GUEST_TAG:+-$RPCRDMA_CM_GUEST_TAG}" --exec true </dev/null >/dev/null 2>&1); then
+		if (cd "$kdir" && run_group 45 "$VNG" --run "$run" --name "kvm-probe${RPCRDMA_CM_GUEST_TAG:+-$RPCRDMA_CM_GUEST_TAG}" --exec true </dev/null >/dev/null 2>&1); then
 			echo yes >"$stamp"
 		else
 			echo no >"$stamp"
@@ -123,7 +133,7 @@ kernel_args=(--append no5lvl --append log_buf_len=1M)
 cmd=$(printf '%q ' "$@")
 cd "$kdir"
 rc=0
-run_group "$timeout" "$VNG" --run . "${accel_args[@]}" --name "$name" --cpus "$cpus" \
+run_group "$timeout" "$VNG" --run "$run" "${accel_args[@]}" --name "$name" --cpus "$cpus" \
 	--memory "$memory" "${kernel_args[@]}" "${net_args[@]}" "${rwdirs[@]}" --cwd "$RPCRDMA_CM_TOP" \
 	--exec "$cmd" </dev/null || rc=$?
 exit "$rc"

@@ -48,7 +48,7 @@ apt_plain=(
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils rdmacm-utils librdmacm-dev libibverbs-dev
 	nfs-kernel-server nfs-common iproute2 tshark tcpdump procps jq shellcheck
-	python3-pip xz-utils
+	python3-pip xz-utils debootstrap
 )
 
 # Which packages are missing or at another version?
@@ -121,23 +121,15 @@ fi
 # not slip in, it stops here and says so.
 LINUX_7_3_DIR=$BINDGEN_DIR/linux-source-7.3
 fetch_linux_source_7_3() {
-	local work list opts deb stamp="$LINUX_7_3_SOURCE_VERSION $LINUX_7_3_SOURCE_SHA256"
+	local work deb stamp="$LINUX_7_3_SOURCE_VERSION $LINUX_7_3_SOURCE_SHA256"
 	if [ -r "$LINUX_7_3_DIR/linux-source-7.3.tar.xz" ] &&
 		[ "$(cat "$LINUX_7_3_DIR/pinned" 2>/dev/null)" = "$stamp" ]; then
 		return 0
 	fi
 	echo "deps: fetching linux-source-7.3 $LINUX_7_3_SOURCE_VERSION (167 MB) from trixie-backports"
 	work=$(mktemp -d)
-	list=$work/sources.list
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie-backports main" >"$list"
-	mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
-	opts=(-o "Dir::Etc::sourcelist=$list" -o Dir::Etc::sourceparts=/nonexistent
-		-o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
-		-o APT::Sandbox::User=root -qq)
-	$SUDO apt-get "${opts[@]}" update || die "apt-get update of trixie-backports (private list) failed"
-	(cd "$work" && $SUDO apt-get "${opts[@]}" download "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION") ||
-		die "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION is not in trixie-backports any more" \
-			"($(apt-cache "${opts[@]}" policy linux-source-7.3 | sed -n 's/ *Candidate: //p') is):" \
+	apt_fetch "$work" trixie-backports "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION" ||
+		die "linux-source-7.3=$LINUX_7_3_SOURCE_VERSION is not in trixie-backports any more:" \
 			"update LINUX_7_3_SOURCE_VERSION and LINUX_7_3_SOURCE_SHA256 in scripts/kernel/deps.sh on purpose"
 	deb=("$work"/linux-source-7.3_*_all.deb)
 	echo "$LINUX_7_3_SOURCE_SHA256  ${deb[0]}" | sha256sum -c --quiet - ||

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 'make distro-test': boot the distribution's own kernel image (its
+# packages, pinned in scripts/distro/debian.pins, unpacked as they are)
+# with its own modules and what 'make distro' built installed into
+# updates/ as an admin installs it, and run the guest programs there.
+#
+#   scripts/distro/distro-test.sh [RELEASE]
+#
+# One guest (soft-RoCE, nfsd and the NFS client in it), programs in this
+# order: cm_stock_conformance.sh first, with rpcrdma_cm not loaded (the
+# series' stock fixes in the rebuilt rpcrdma.ko: Replies held to the
+# client's receive size, the R bit as advertised); distro_kernel.sh (the
+# image, the modules, insmod rpcrdma_cm.ko, taint); then module_load.sh,
+# nfs_rdma_roundtrip.sh and cm_negotiation.sh with the module (NFSv3 and
+# NFSv4.2 over rxe, byte-exact around the thresholds, both ends'
+# negotiation in debugfs as configured, the private data in the trace) and
+# dmesg_clean.sh. Prints the runner's KTAP; exit status non-zero when the
+# guest failed or a program did not pass.
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+require_root
+
+PINS=$RPCRDMA_CM_TOP/scripts/distro/debian.pins
+release=${1:-$(awk '!/^#/ && NF { print $1; exit }' "$PINS")}
+version=$(awk -v r="$release" '$1 == r { print $4; exit }' "$PINS")
+built=$RPCRDMA_CM_TOP/build/distro/$release
+[ -f "$built/rpcrdma.ko" ] || rpcrdma_cm_die "$built/rpcrdma.ko missing: run 'make distro' first"
+[ -f "$built/rpcrdma_cm.ko" ] || rpcrdma_cm_die "$built/rpcrdma_cm.ko missing: $release has no Rust, or 'make distro' failed"
+distro=$RPCRDMA_CM_TOP/scripts/distro/distro.sh
+
+# The image and modules as the packages hold them, and a copy of its tree
+# (hard links: nothing of the pristine one changes) into which the modules
+# are installed the way 'make distro-install' does.
+pristine=$("$distro" boot-root "$release") || exit 1
+root=$RPCRDMA_CM_CACHE/distro/test-$release
+rm -rf "$root"
+cp -al "$pristine" "$root"
+DESTDIR=$root "$distro" install "$release" >/dev/null || rpcrdma_cm_die "installing into $root failed"
+kimg=$root/usr/lib/modules/$release/vmlinuz
+[ -f "$kimg" ] || rpcrdma_cm_die "no $kimg in the packages of $release"
+
+# The kselftest helpers of the same kernel version: the build root's tree.
+ksft=$(ls -d "$RPCRDMA_CM_CACHE"/distro/root-*/build/"$release"/linux/tools/testing/selftests 2>/dev/null | head -n 1)
+[ -f "$ksft/kselftest/runner.sh" ] || rpcrdma_cm_die "no kselftest runner of $release: run 'make distro' first"
+
+progs=(cm_stock_conformance.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
+	cm_negotiation.sh dmesg_clean.sh)
+log=$(mktemp /tmp/rpcrdma-cm-distro-test.XXXXXX)
+trap 'rm -f "$log"' EXIT
+"$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kimg "$kimg" --name distro --timeout "${DISTRO_TEST_TIMEOUT:-1500}" -- \
+	env "KSFT_DIR=$ksft" "RPCRDMA_CM_KO=$root/usr/lib/modules/$release/updates/rpcrdma_cm.ko" \
+	RPCRDMA_CM_DISTRO=1 "RPCRDMA_CM_DISTRO_RELEASE=$release" "RPCRDMA_CM_DISTRO_VERSION=$version" \
+	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
+	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "${progs[@]}" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+total=$(grep -cE '^(not )?ok [0-9]+ selftests:' "$log")
+bad=$(grep -cE '^not ok [0-9]+ selftests:' "$log")
+if [ "$rc" -ne 0 ] || [ "$total" -ne ${#progs[@]} ] || [ "$bad" -ne 0 ]; then
+	echo "distro-test: guest exit $rc, $total of ${#progs[@]} programs ran, $bad failed" >&2
+	exit 1
+fi

@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 'make distro': the series' rpcrdma.ko and rpcrdma_cm.ko for a
+# distribution's own kernel, built against its headers, without rebuilding
+# or touching the kernel image.
+#
+#   scripts/distro/distro.sh build [RELEASE]
+#   scripts/distro/distro.sh install [RELEASE]     (DESTDIR: another root)
+#   scripts/distro/distro.sh uninstall [RELEASE]   (DESTDIR as for install)
+#   scripts/distro/distro.sh boot-root [RELEASE]   prints the directory that
+#       holds the distribution's own kernel image and modules, unpacked
+#       from its packages (for the test that boots them)
+#
+# RELEASE is a kernel release listed in scripts/distro/debian.pins
+# (default: the first there, Debian's 7.3.4+deb13-amd64).
+#
+# rpcrdma.ko (net/sunrpc/xprtrdma, itself a module: vmlinux is not touched)
+# is built from Debian's linux-source of the very version of the headers,
+# with the series' patches that change only net/sunrpc/xprtrdma and
+# include/ (the stock fixes, the hooks, the tracepoints; nothing under
+# rust/), against the distribution's headers package, and installed in
+# /lib/modules/RELEASE/updates/, which depmod prefers to the stock module.
+# The headers changed are used by rpcrdma.ko alone, so nothing else
+# depends on their layout.
+#
+# On a kernel built with Rust, rpcrdma_cm.ko too. Debian's headers have no
+# rust/ (no metadata of the kernel crate): it is rebuilt from the same
+# source, with the distribution's .config and the compiler whose version
+# text the kernel carries (trixie's rustc), which is what a linux-librust
+# package would hold; then every Rust symbol the kernel exports
+# (Module.symvers) must be defined by that name in the rebuilt crates,
+# crate disambiguators included, or the build stops and names the symbols
+# that differ. The module compiles the series' abstraction
+# (rust/kernel/sunrpc/rdma_cm.rs of patch 0012, the same file) and
+# bindings bindgen generates for the hook's header (hook-bindings.sh); see
+# rust/Kbuild for RPCRDMA_CM_DISTRO.
+#
+# Everything runs in a build root of the distribution's own release (a
+# debootstrap of Debian's packages, cached), so that the compilers are the
+# ones the kernel was built with whatever the host runs.
+#
+# Outputs: build/distro/RELEASE/{rpcrdma.ko,rpcrdma_cm.ko,report.txt}.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+PINS=$RPCRDMA_CM_TOP/scripts/distro/debian.pins
+DISTRO_CACHE=$RPCRDMA_CM_CACHE/distro
+# The build root: Debian 13 with the compilers of its kernels. rustc,
+# rust-src and rustfmt are pinned to the version whose text Debian's 7.3
+# kernels carry (checked against the headers' .config below); bindgen to
+# trixie's.
+ROOT_SUITE=trixie
+ROOT_RUSTC=1.85.1+dfsg1-1+deb13u1
+ROOT_PACKAGES=(
+	"rustc=$ROOT_RUSTC" "rust-src=$ROOT_RUSTC" "rustfmt=$ROOT_RUSTC" bindgen=0.71.1-6
+	clang-19 llvm-19 lld-19 libclang-19-dev gcc-14 gcc make flex bison bc libelf-dev
+	libssl-dev python3 cpio kmod dwarves openssl xz-utils
+)
+
+usage() {
+	sed -n '/^#   scripts/,/^# RELEASE/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+[ $# -ge 1 ] || usage
+action=$1
+release=${2:-$(awk '!/^#/ && NF { print $1; exit }' "$PINS")}
+grep -q "^$release " "$PINS" || rpcrdma_cm_die "no kernel release '$release' in $PINS"
+out=$RPCRDMA_CM_TOP/build/distro/$release
+
+# pins ROLE: the pinned packages of the release for ROLE, one line each:
+# SUITE PACKAGE VERSION SHA256.
+pins() {
+	awk -v r="$release" -v role="$1" '$1 == r && $6 == role { print $2, $3, $4, $5 }' "$PINS"
+}
+
+# fetch ROLE: the release's packages for ROLE in $DISTRO_CACHE/debs,
+# downloaded unless there, each checked against its pinned SHA256.
+fetch() {
+	local suite pkg ver sum deb
+	mkdir -p "$DISTRO_CACHE/debs"
+	while read -r suite pkg ver sum; do
+		deb=$(printf '%s/debs/%s_%s_' "$DISTRO_CACHE" "$pkg" "${ver//:/%3a}")
+		if ! ls "$deb"*.deb >/dev/null 2>&1; then
+			echo "distro: fetching $pkg $ver from $suite" >&2
+			apt_fetch "$DISTRO_CACHE/debs" "$suite" "$pkg=$ver" ||
+				rpcrdma_cm_die "$pkg=$ver is not in $suite any more: update $PINS on purpose"
+		fi
+		echo "$sum  $(ls "$deb"*.deb)" | sha256sum -c --quiet - ||
+			rpcrdma_cm_die "$(ls "$deb"*.deb): checksum differs from the one pinned in $PINS"
+		ls "$deb"*.deb
+	done < <(pins "$1")
+}
+
+# The build root, made once for its package list and reused.
+ROOT=$DISTRO_CACHE/root-$ROOT_SUITE-$(echo "$ROOT_SUITE ${ROOT_PACKAGES[*]}" | sha256sum | cut -c1-12)
+make_root() {
+	[ -f "$ROOT/.complete" ] && return 0
+	command -v debootstrap >/dev/null || rpcrdma_cm_die "debootstrap missing: run 'make deps'"
+	local tmp=$ROOT.tmp
+	rm -rf "$tmp"
+	echo "distro: making a $ROOT_SUITE build root in $ROOT (about 2 minutes)"
+	debootstrap --variant=minbase "$ROOT_SUITE" "$tmp" "$RPCRDMA_CM_DEBIAN_MIRROR" >"$DISTRO_CACHE/debootstrap.log" 2>&1 ||
+		rpcrdma_cm_die "debootstrap of $ROOT_SUITE failed: see $DISTRO_CACHE/debootstrap.log"
+	chroot "$tmp" sh -c "apt-get -qq update && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends ${ROOT_PACKAGES[*]}" >"$DISTRO_CACHE/root-packages.log" 2>&1 ||
+		rpcrdma_cm_die "installing the build root's packages failed: see $DISTRO_CACHE/root-packages.log"
+	touch "$tmp/.complete"
+	mv "$tmp" "$ROOT"
+}
+
+# in_root CMD: run CMD (a shell command) in the build root, /proc mounted
+# (objtool reads it).
+in_root() {
+	local rc=0
+	mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
+	chroot "$ROOT" /bin/sh -c "$1" || rc=$?
+	umount "$ROOT/proc" 2>/dev/null || true
+	return $rc
+}
+
+# config KEY: the value of CONFIG_KEY in the distribution's .config.
+config() {
+	sed -n "s/^CONFIG_$1=//p" "$ROOT$HEADERS/.config" | tr -d '"'
+}
+
+build() {
+	local debs deb tarball base ver work patched cc p f c
+	require_root
+	debs=$(fetch build)
+	make_root
+	for deb in $debs; do dpkg-deb -x "$deb" "$ROOT"; done
+	HEADERS=/usr/src/linux-headers-$release
+	[ -f "$ROOT$HEADERS/.config" ] || rpcrdma_cm_die "no .config in $HEADERS: not a headers package?"
+	# The source: Debian's of the same version, and the series of its base.
+	ver=$(pins build | awk 'NR == 1 { print $3 }')
+	base=$(sed -n 's/^# Linux\/x86 \([0-9]*\.[0-9]*\)\..*/\1/p' "$ROOT$HEADERS/.config" | head -n 1)
+	kbase_set "$base"
+	[ "$ver" = "$KBASE_SOURCE_VERSION" ] ||
+		rpcrdma_cm_die "headers $ver but the pinned $KBASE_SOURCE_PKG is $KBASE_SOURCE_VERSION: the source must be the kernel's own"
+	tarball=$LINUX_TARBALL
+	[ -r "$tarball" ] || rpcrdma_cm_die "$tarball missing: run 'make deps'"
+	cc=$(config CC_VERSION_TEXT | cut -d' ' -f1)
+	work=/build/$release
+	mkdir -p "$ROOT$work" "$out"
+	: >"$out/report.txt"
+
+	# The series' C part, on the stock files it changes.
+	patched=$work/patched
+	rm -rf "$ROOT$patched"
+	mkdir -p "$ROOT$patched"
+	echo "distro: $KBASE_SOURCE_PKG $ver with the C patches of patches/$base"
+	tar -xJf "$tarball" -C "$ROOT$patched" --strip-components=1 \
+		"$KBASE_SOURCE_PKG/net/sunrpc/xprtrdma" "$KBASE_SOURCE_PKG/include/linux/sunrpc" \
+		"$KBASE_SOURCE_PKG/include/trace/events/rpcrdma.h"
+	for p in "$KBASE_PATCHES"/*.patch; do
+		c=1
+		for f in $(sed -n 's|^+++ b/||p' "$p"); do
+			case $f in
+			net/sunrpc/xprtrdma/rpcrdma_cm/*) c=0 ;;
+			net/sunrpc/xprtrdma/* | include/linux/sunrpc/* | include/trace/events/*) ;;
+			*) c=0 ;;
+			esac
+		done
+		if [ $c = 1 ]; then
+			(cd "$ROOT$patched" && git apply "$p") || rpcrdma_cm_die "$(basename "$p") does not apply"
+			echo "applied ${p##*/}" >>"$out/report.txt"
+		elif grep -q '^+++ b/rust/kernel/sunrpc/rdma_cm.rs' "$p"; then
+			(cd "$ROOT$patched" && git apply --include=rust/kernel/sunrpc/rdma_cm.rs "$p") ||
+				rpcrdma_cm_die "$(basename "$p") does not apply"
+			echo "abstraction from ${p##*/}" >>"$out/report.txt"
+		fi
+	done
+	cat >"$ROOT$patched/net/sunrpc/xprtrdma/Kbuild" <<-EOF
+		# The series' headers before the kernel's (as out-of-tree builds
+		# of in-tree modules do), then the kernel's own Makefile.
+		NOSTDINC_FLAGS += -I$patched/include
+		include $patched/net/sunrpc/xprtrdma/Makefile
+	EOF
+	echo "distro: rpcrdma.ko against $HEADERS"
+	in_root "make -s -C $HEADERS M=$patched/net/sunrpc/xprtrdma -j$(nproc) modules" >"$out/rpcrdma.log" 2>&1 ||
+		{ cat "$out/rpcrdma.log" >&2; rpcrdma_cm_die "rpcrdma.ko did not build (see $out/rpcrdma.log)"; }
+	install -m 0644 "$ROOT$patched/net/sunrpc/xprtrdma/rpcrdma.ko" "$out/rpcrdma.ko"
+
+	rm -f "$out/rpcrdma_cm.ko"
+	if [ "$(config RUST)" != y ]; then
+		echo "no Rust in $release (CONFIG_RUST unset): rpcrdma.ko only" | tee -a "$out/report.txt"
+		return 0
+	fi
+	build_rust "$work" "$patched" "$cc" "$base"
+}
+
+# build_rust WORK PATCHED CC BASE: the kernel crate's metadata, the symbol
+# check, rpcrdma_cm.ko.
+build_rust() {
+	local work=$1 patched=$2 cc=$3 base=$4 tree have want stamp missing cm kargs
+	want=$(config RUSTC_VERSION_TEXT)
+	have=$(chroot "$ROOT" rustc --version)
+	[ "$have" = "$want" ] ||
+		rpcrdma_cm_die "the kernel was built by '$want'; the build root has '$have'"
+	tree=$work/linux
+	kargs="CC=$cc KERNELRELEASE=$release"
+	stamp="$(sha256sum <"$LINUX_TARBALL" | cut -c1-16) $(sha256sum <"$ROOT$HEADERS/.config" | cut -c1-16) ${ROOT##*/}"
+	if [ "$(cat "$ROOT$tree.stamp" 2>/dev/null)" != "$stamp" ]; then
+		echo "distro: the kernel crate's metadata of $release (a few minutes)"
+		rm -rf "$ROOT$tree" "$ROOT$tree.stamp"
+		mkdir -p "$ROOT$tree"
+		tar -xJf "$LINUX_TARBALL" -C "$ROOT$tree" --strip-components=1
+		cp "$ROOT$HEADERS/.config" "$ROOT$tree/.config"
+		# The signing key of Debian's build is not here, nor needed.
+		sed -i 's|^CONFIG_MODULE_SIG_KEY=.*|CONFIG_MODULE_SIG_KEY="certs/signing_key.pem"|' "$ROOT$tree/.config"
+		in_root "cd $tree && make -s $kargs olddefconfig" >"$out/metadata.log" 2>&1 ||
+			rpcrdma_cm_die "olddefconfig failed (see $out/metadata.log)"
+		# The same configuration: a difference would change the headers
+		# bindgen reads and so the crates' symbols.
+		if diff <(grep -v '^CONFIG_MODULE_SIG_KEY=' "$ROOT$HEADERS/.config" | grep -v '^#') \
+			<(grep -v '^CONFIG_MODULE_SIG_KEY=' "$ROOT$tree/.config" | grep -v '^#') >"$out/config.diff"; then
+			rm -f "$out/config.diff"
+		else
+			rpcrdma_cm_die "the build root's olddefconfig changed $release's configuration (see $out/config.diff)"
+		fi
+		in_root "cd $tree && make -s $kargs -j$(nproc) prepare && make -s $kargs modules_prepare" \
+			>>"$out/metadata.log" 2>&1 || rpcrdma_cm_die "prepare failed (see $out/metadata.log)"
+		# The distribution's exports, and its vmlinux for the modules' BTF.
+		cp "$ROOT$HEADERS/Module.symvers" "$ROOT$tree/Module.symvers"
+		[ ! -f "$ROOT$HEADERS/vmlinux" ] || cp "$ROOT$HEADERS/vmlinux" "$ROOT$tree/vmlinux"
+		echo "$stamp" >"$ROOT$tree.stamp"
+	fi
+	# Every Rust symbol the kernel exports, defined by the same name in the
+	# rebuilt crates: then a module built on them references the running
+	# kernel's symbols.
+	awk '$2 ~ /^_R/ { print $2 }' "$ROOT$HEADERS/Module.symvers" | sort -u >"$out/rust-exports.txt"
+	nm --defined-only "$ROOT$tree"/rust/*.o | awk '$3 ~ /^_R/ { print $3 }' | sort -u >"$out/rust-rebuilt.txt"
+	missing=$(comm -23 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | wc -l)
+	echo "rust symbols: $(wc -l <"$out/rust-exports.txt") exported by $release, $missing not defined by the rebuilt crates" |
+		tee -a "$out/report.txt"
+	if [ "$missing" != 0 ]; then
+		comm -23 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | head -n 5 >&2
+		rpcrdma_cm_die "the rebuilt kernel crate does not match $release: rpcrdma_cm.ko would not load (rpcrdma.ko is built)"
+	fi
+
+	cm=$work/rpcrdma_cm
+	rm -rf "$ROOT$cm"
+	mkdir -p "$ROOT$cm"
+	cp -r "$RPCRDMA_CM_TOP/rust/." "$ROOT$cm/"
+	rm -f "$ROOT$cm"/*.o "$ROOT$cm"/.*.cmd "$ROOT$cm"/*.ko "$ROOT$cm"/*.mod "$ROOT$cm"/*.mod.c
+	cp "$ROOT$patched/rust/kernel/sunrpc/rdma_cm.rs" "$ROOT$cm/sunrpc_rdma_cm.rs"
+	cp "$RPCRDMA_CM_TOP/scripts/distro/hook-bindings.sh" "$ROOT$work/hook-bindings.sh"
+	in_root "$work/hook-bindings.sh $tree $patched/include $cm/hook_bindings.h $cm/hook_bindings_generated.rs" \
+		>"$out/rpcrdma_cm.log" 2>&1 || rpcrdma_cm_die "bindgen failed (see $out/rpcrdma_cm.log)"
+	echo "distro: rpcrdma_cm.ko against $release's kernel crate (rebuilt)"
+	in_root "make -s -C $tree $kargs M=$cm RPCRDMA_CM_DISTRO=1 \
+		KBUILD_EXTRA_SYMBOLS=$patched/net/sunrpc/xprtrdma/Module.symvers modules" >>"$out/rpcrdma_cm.log" 2>&1 ||
+		{ cat "$out/rpcrdma_cm.log" >&2; rpcrdma_cm_die "rpcrdma_cm.ko did not build (see $out/rpcrdma_cm.log)"; }
+	install -m 0644 "$ROOT$cm/rpcrdma_cm.ko" "$out/rpcrdma_cm.ko"
+	echo "rpcrdma_cm.ko references $(nm -u "$out/rpcrdma_cm.ko" | awk '$2 ~ /^_R/' | wc -l) Rust symbols, all exported by $release (modpost)" |
+		tee -a "$out/report.txt"
+}
+
+# moddir: /lib/modules/RELEASE under DESTDIR (or /usr/lib/modules, where
+# only that exists), and the base depmod takes for it.
+moddir() {
+	local d=${DESTDIR:-}
+	if [ -d "$d/lib/modules/$release" ]; then
+		echo "$d/lib/modules/$release ${d:-/}"
+	elif [ -d "$d/usr/lib/modules/$release" ]; then
+		echo "$d/usr/lib/modules/$release $d/usr"
+	else
+		rpcrdma_cm_die "no $d/lib/modules/$release: is that kernel installed?"
+	fi
+}
+
+install_modules() {
+	local dir base m
+	read -r dir base < <(moddir)
+	[ -f "$out/rpcrdma.ko" ] || rpcrdma_cm_die "$out/rpcrdma.ko missing: run 'make distro' first"
+	for m in rpcrdma rpcrdma_cm; do
+		[ -f "$out/$m.ko" ] || continue
+		install -d "$dir/updates"
+		# Without debug information, as the distribution's own.
+		strip --strip-debug -o "$dir/updates/$m.ko" "$out/$m.ko"
+		chmod 0644 "$dir/updates/$m.ko"
+		echo "distro: installed $dir/updates/$m.ko"
+	done
+	depmod -b "$base" "$release"
+}
+
+uninstall_modules() {
+	local dir base
+	read -r dir base < <(moddir)
+	rm -f "$dir/updates/rpcrdma.ko" "$dir/updates/rpcrdma_cm.ko"
+	depmod -b "$base" "$release"
+	echo "distro: removed rpcrdma.ko and rpcrdma_cm.ko from $dir/updates (the stock rpcrdma is used again)"
+}
+
+# The distribution's kernel image and modules, unpacked from its packages.
+boot_root() {
+	local dir=$DISTRO_CACHE/boot-$release deb
+	if [ ! -f "$dir/.complete" ]; then
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		for deb in $(fetch boot); do dpkg-deb -x "$deb" "$dir"; done
+		touch "$dir/.complete"
+	fi
+	echo "$dir"
+}
+
+case "$action" in
+build) build ;;
+install) require_root; install_modules ;;
+uninstall) require_root; uninstall_modules ;;
+boot-root) boot_root ;;
+*) usage ;;
+esac

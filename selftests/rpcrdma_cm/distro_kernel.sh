@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest runs a distribution's own kernel with what 'make distro' built
+# and installed for it (scripts/distro/distro-test.sh boots it): the image
+# is the distribution's (its release and its package version in
+# /proc/version), rpcrdma resolves to the rebuilt module in updates/ and
+# the rest of the stack to the distribution's own modules, and
+# rpcrdma_cm.ko, built against the rebuilt kernel crate metadata, loads
+# and unloads with no taint but out-of-tree and unsigned.
+#
+# Environment: RPCRDMA_CM_DISTRO_RELEASE (the kernel release) and
+# RPCRDMA_CM_DISTRO_VERSION (its Debian package version), both from
+# scripts/distro/debian.pins; RPCRDMA_CM_KO.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+selftest_begin distro_kernel module
+
+if [ -z "${RPCRDMA_CM_DISTRO_RELEASE:-}" ] || [ -z "${RPCRDMA_CM_DISTRO_VERSION:-}" ]; then
+	ktap_skip_all "not a distribution's kernel (scripts/distro/distro-test.sh sets RPCRDMA_CM_DISTRO_RELEASE)"
+	exit "$KSFT_SKIP"
+fi
+ktap_plan_counted
+
+distro_image() {
+	ktap_print_msg "$(cat /proc/version)"
+	[ "$(uname -r)" = "$RPCRDMA_CM_DISTRO_RELEASE" ] &&
+		grep -qF " $RPCRDMA_CM_DISTRO_VERSION " /proc/version
+}
+ktap_test_result "the kernel is $RPCRDMA_CM_DISTRO_RELEASE, Debian $RPCRDMA_CM_DISTRO_VERSION" distro_image
+
+# modinfo's answer for a module name: the file modprobe would load.
+rebuilt_rpcrdma() {
+	local f
+	f=$(modinfo -n rpcrdma) || return 1
+	ktap_print_msg "rpcrdma: $f"
+	[ "$f" = "/lib/modules/$RPCRDMA_CM_DISTRO_RELEASE/updates/rpcrdma.ko" ] &&
+		[ "$(modinfo -F vermagic rpcrdma | cut -d' ' -f1)" = "$RPCRDMA_CM_DISTRO_RELEASE" ] &&
+		[ -d /sys/module/rpcrdma ] && modinfo -F depends rpcrdma | grep -qw sunrpc
+}
+ktap_test_result "rpcrdma is the rebuilt module in updates/" rebuilt_rpcrdma
+
+# The rest is the distribution's: signed by its key, from kernel/.
+stock_stack() {
+	local m f rc=0
+	for m in sunrpc ib_core rdma_cm rdma_rxe; do
+		f=$(modinfo -n "$m") || { rc=1; continue; }
+		case $f in
+		"/lib/modules/$RPCRDMA_CM_DISTRO_RELEASE/kernel/"*) ;;
+		*) ktap_print_msg "$m: $f"; rc=1 ;;
+		esac
+		[ -n "$(modinfo -F signer "$m")" ] || { ktap_print_msg "$m is not signed"; rc=1; }
+	done
+	return $rc
+}
+ktap_test_result "sunrpc, ib_core, rdma_cm, rdma_rxe are the distribution's signed modules" stock_stack
+
+# Taint: only O (out-of-tree, 4096) and E (unsigned module, 8192), from
+# the two modules built here.
+load_unload() {
+	local taint
+	insmod "$RPCRDMA_CM_KO" || return 1
+	[ -d /sys/module/rpcrdma_cm ] || return 1
+	[ "$(modinfo -F vermagic "$RPCRDMA_CM_KO" | cut -d' ' -f1)" = "$RPCRDMA_CM_DISTRO_RELEASE" ] || return 1
+	rmmod rpcrdma_cm || return 1
+	taint=$(cat /proc/sys/kernel/tainted)
+	ktap_print_msg "tainted: $taint"
+	[ $((taint & ~(4096 | 8192))) = 0 ]
+}
+ktap_test_result "insmod and rmmod rpcrdma_cm.ko; no taint but out-of-tree and unsigned" load_unload
+
+ktap_finished
