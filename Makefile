@@ -17,7 +17,7 @@ KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
 	selftests two-guest check-debug check-lts run bench bench-table bisect-series upstream-series bench-nfs fuzz tools install-tools \
-	stock-kernel stock-conformance interop distro distro-install distro-uninstall distro-test
+	stock-kernel stock-conformance interop distro distro-install distro-uninstall distro-test distro-dkms
 
 all: module
 
@@ -62,6 +62,7 @@ help:
 	@echo '  make distro-install  into /lib/modules/<release>/updates/ (DESTDIR=), then depmod'
 	@echo '  make distro-uninstall  the stock rpcrdma again'
 	@echo '  make distro-test  boot the distribution image with them in a guest: the guest programs there'
+	@echo '  make distro-dkms  this tree in /usr/src and added to DKMS (scripts/distro/dkms.conf)'
 	@echo '  make clean        remove module build outputs and tools/target/'
 
 deps:
@@ -201,6 +202,16 @@ distro-uninstall:
 
 distro-test: distro tools
 	$(SCRIPTS)/distro/distro-test.sh $(DISTRO_RELEASE)
+
+# This tree in /usr/src/rpcrdma_cm-<version> with scripts/distro/dkms.conf
+# at its top, added to DKMS (version: git describe, or DKMS_VERSION=).
+DKMS_VERSION ?= $(shell git describe --always --dirty 2>/dev/null | tr -c '[:alnum:].\n' . || echo 0)
+distro-dkms:
+	rm -rf /usr/src/rpcrdma_cm-$(DKMS_VERSION)
+	mkdir -p /usr/src/rpcrdma_cm-$(DKMS_VERSION)
+	git ls-files -z | xargs -0 cp --parents -t /usr/src/rpcrdma_cm-$(DKMS_VERSION)
+	sed 's/@VERSION@/$(DKMS_VERSION)/' scripts/distro/dkms.conf >/usr/src/rpcrdma_cm-$(DKMS_VERSION)/dkms.conf
+	dkms add rpcrdma_cm/$(DKMS_VERSION)
 
 clean:
 	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean

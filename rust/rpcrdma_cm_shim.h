@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The C side of rpcrdma_cm: what 6.12's Rust kernel crate lacks.
+ * The C side of rpcrdma_cm: what 6.12's Rust kernel crate lacks, and
+ * what a distribution's 7.3 kernel crate lacks the series' debugfs fix for.
  *
  * Module parameters: each accessor returns the current value with
  * READ_ONCE(); values take effect for connections set up afterwards.
  *
- * debugfs: rpcrdma_cm/connections and rpcrdma_cm/stats, whose contents
- * the Rust side writes through rpcrdma_cm_seq_write().
+ * debugfs: rpcrdma_cm/connections, rpcrdma_cm/stats and
+ * rpcrdma_cm/callback_times, whose contents the Rust side writes through
+ * rpcrdma_cm_seq_write().
  */
 #ifndef RPCRDMA_CM_SHIM_H
 #define RPCRDMA_CM_SHIM_H

@@ -117,9 +117,9 @@ build_base() {
 	# What the module links: on a kernel whose Rust crate has debugfs and
 	# module parameters (7.3), its Rust crate alone, no C file; otherwise
 	# the crate and the C shim.
-	# (Kbuild writes them ./x.o on 7.3, $PWD/module/x.o on 6.12.)
+	# (Kbuild writes them rust/x.o on 7.3, $PWD/rust/x.o on 6.12.)
 	objects=$(tr -s ' ' '\n' <rust/rpcrdma_cm.mod 2>/dev/null | grep . |
-		sed -e "s|^$PWD/module/||" -e 's|^\./||' | sort | paste -sd ' ')
+		sed -e "s|^$PWD/||" -e 's|^\./||' -e 's|^rust/||' | sort | paste -sd ' ')
 	want="rpcrdma_cm_main.o rpcrdma_cm_shim.o"
 	kdir=$(scripts/kernel/build-kernel.sh --print-dir)
 	[ -f "$kdir/rust/kernel/debugfs.rs" ] && [ -f "$kdir/rust/kernel/module_param.rs" ] &&
@@ -351,7 +351,8 @@ count "make distro: rpcrdma.ko and rpcrdma_cm.ko for Debian's 7.3 kernel (build/
 wait "$background"
 if [ $distro_rc -eq 0 ]; then
 	note "distribution kernel: Debian's 7.3 image booted with them (one guest, about 4 minutes under TCG)"
-	run_step "distro test" "$logs/distro-test.log" progress_ktap scripts/distro/distro-test.sh
+	RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536} \
+		run_step "distro test" "$logs/distro-test.log" progress_ktap scripts/distro/distro-test.sh
 	distro_test_rc=$?
 	tally_selftests "$logs/distro-test.log" cm_stock_conformance.sh distro_kernel.sh module_load.sh \
 		rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh dmesg_clean.sh

@@ -16,7 +16,9 @@
 # nfs_rdma_roundtrip.sh and cm_negotiation.sh with the module (NFSv3 and
 # NFSv4.2 over rxe, byte-exact around the thresholds, both ends'
 # negotiation in debugfs as configured, the private data in the trace) and
-# dmesg_clean.sh. Prints the runner's KTAP; exit status non-zero when the
+# dmesg_clean.sh. Over the soft RDMA devices the distribution builds
+# (Debian's 7.3: rxe; siw is not set). RPCRDMA_CM_NEGOTIATION_SIZES as for
+# make selftests (make check: the corners). Prints the runner's KTAP; exit status non-zero when the
 # guest failed or a program did not pass.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -45,6 +47,12 @@ kimg=$root/usr/lib/modules/$release/vmlinuz
 ksft=$(ls -d "$RPCRDMA_CM_CACHE"/distro/root-*/build/"$release"/linux/tools/testing/selftests 2>/dev/null | head -n 1)
 [ -f "$ksft/kselftest/runner.sh" ] || rpcrdma_cm_die "no kselftest runner of $release: run 'make distro' first"
 
+# The soft RDMA devices the distribution builds: Debian's 7.3 has rxe and
+# not siw (CONFIG_RDMA_SIW unset).
+transports=rxe
+[ -z "$(find "$root/usr/lib/modules/$release/kernel/drivers/infiniband/sw" -name 'siw.ko*' 2>/dev/null)" ] ||
+	transports="rxe siw"
+
 progs=(cm_stock_conformance.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
 	cm_negotiation.sh dmesg_clean.sh)
 log=$(mktemp /tmp/rpcrdma-cm-distro-test.XXXXXX)
@@ -52,7 +60,8 @@ trap 'rm -f "$log"' EXIT
 "$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kimg "$kimg" --name distro --timeout "${DISTRO_TEST_TIMEOUT:-1500}" -- \
 	env "KSFT_DIR=$ksft" "RPCRDMA_CM_KO=$root/usr/lib/modules/$release/updates/rpcrdma_cm.ko" \
 	RPCRDMA_CM_DISTRO=1 "RPCRDMA_CM_DISTRO_RELEASE=$release" "RPCRDMA_CM_DISTRO_VERSION=$version" \
-	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" \
+	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" "RPCRDMA_CM_REPLY_TRANSPORTS=$transports" \
+	"RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-}" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "${progs[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 total=$(grep -cE '^(not )?ok [0-9]+ selftests:' "$log")

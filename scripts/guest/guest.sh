@@ -131,6 +131,12 @@ kernel_args=(--append no5lvl --append log_buf_len=1M)
 [ -z "${RPCRDMA_CM_GUEST_APPEND:-}" ] || kernel_args+=(--append "$RPCRDMA_CM_GUEST_APPEND")
 
 cmd=$(printf '%q ' "$@")
+# A kernel image with modular NIC drivers (a distribution's): the NIC is
+# brought up in the guest before the command (net-up.sh says why).
+if [ -n "$kimg" ] && [ "$net" = user ]; then
+	udhcpc_script=$(ls "$RPCRDMA_CM_TOOLS"/virtme-ng/lib/python3*/site-packages/virtme/guest/virtme-udhcpc-script)
+	cmd="$(printf '%q ' "$RPCRDMA_CM_TOP/scripts/guest/net-up.sh" "$udhcpc_script")&& $cmd"
+fi
 cd "$kdir"
 rc=0
 run_group "$timeout" "$VNG" --run "$run" "${accel_args[@]}" --name "$name" --cpus "$cpus" \

@@ -19,9 +19,10 @@
 # For each row the client mounts the server over RDMA and writes and reads
 # back byte-exact (O_DIRECT, checked on the server's export too) files
 # below, at and above every threshold; the server captures the connection
-# setup. The expected values come from the wire: the REQ and REP private
-# data decoded from the capture (IB CM MADs on rxe, MPA Request/Reply on
-# siw), negotiated with the host tool (rpcrdma-cm negotiate) for each end;
+# setup. The expected values come from the rows' configuration: the
+# oracle (scripts/guest/rfc8797_oracle.py, below) computes what each end
+# advertises and applies; the REQ and REP private data decoded from the
+# capture (IB CM MADs on rxe, MPA Request/Reply on siw) must match it, and
 # each end's own report (debugfs with rpcrdma_cm loaded, else the
 # rpcrdma:*_cm_private tracepoints, else on the stock kernel
 # xprtrdma_inline_thresh) must agree; each guest must run the kernel its
