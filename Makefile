@@ -205,12 +205,15 @@ distro-test: distro tools
 
 # This tree in /usr/src/rpcrdma_cm-<version> with scripts/distro/dkms.conf
 # at its top, added to DKMS (version: git describe, or DKMS_VERSION=).
-DKMS_VERSION ?= $(shell git describe --always --dirty 2>/dev/null | tr -c '[:alnum:].\n' . || echo 0)
+DKMS_VERSION ?= $(or $(shell git describe --always --dirty 2>/dev/null | tr -c '[:alnum:].\n' .),0)
+DKMS_KERNELS := $(shell awk '!/^\#/ && NF { print $$1 }' scripts/distro/debian.pins | sort -u | sed 's/[.+]/[&]/g' | paste -sd '|')
 distro-dkms:
+	-dkms remove rpcrdma_cm/$(DKMS_VERSION) --all 2>/dev/null
 	rm -rf /usr/src/rpcrdma_cm-$(DKMS_VERSION)
 	mkdir -p /usr/src/rpcrdma_cm-$(DKMS_VERSION)
 	git ls-files -z | xargs -0 cp --parents -t /usr/src/rpcrdma_cm-$(DKMS_VERSION)
-	sed 's/@VERSION@/$(DKMS_VERSION)/' scripts/distro/dkms.conf >/usr/src/rpcrdma_cm-$(DKMS_VERSION)/dkms.conf
+	sed -e 's/@VERSION@/$(DKMS_VERSION)/' -e 's/@KERNELS@/^($(DKMS_KERNELS))$$/' \
+		scripts/distro/dkms.conf >/usr/src/rpcrdma_cm-$(DKMS_VERSION)/dkms.conf
 	dkms add rpcrdma_cm/$(DKMS_VERSION)
 
 clean:

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The C-shim boundary, for kernels whose kernel crate has no module
-//! parameters or debugfs (Linux 6.12): both come from the module's C side,
-//! `rpcrdma_cm_shim.c`. Kbuild builds it with `rpcrdma_cm_shim.o` and
+//! parameters or debugfs (Linux 6.12), or whose `kernel::debugfs` lacks
+//! the series' fix (a distribution's 7.3): both come from the module's C
+//! side, `rpcrdma_cm_shim.c`. Kbuild builds it with `rpcrdma_cm_shim.o` and
 //! `--cfg rpcrdma_cm_boundary_c_shim`; `boundary_kernel_crate.rs` is the
 //! same interface on the kernel crate.
 //!
-//! This is the module's only `unsafe` code.
+//! This is the module's only `unsafe` code, but for the abstraction a
+//! distribution's kernel gets compiled in (`rdma_cm`, its own file).
 
 use crate::cm_private::InlineSize;
 use crate::rdma_cm::Registration;

@@ -11,6 +11,8 @@
 #   scripts/distro/distro.sh boot-root [RELEASE]   prints the directory that
 #       holds the distribution's own kernel image and modules, unpacked
 #       from its packages (for the test that boots them)
+#   scripts/distro/distro.sh tree [RELEASE]   prints the prepared source tree
+#       of RELEASE (its kselftest helpers, for that test)
 #
 # RELEASE is a kernel release listed in scripts/distro/debian.pins
 # (default: the first there, Debian's 7.3.4+deb13-amd64).
@@ -65,8 +67,17 @@ usage() {
 [ $# -ge 1 ] || usage
 action=$1
 release=${2:-$(awk '!/^#/ && NF { print $1; exit }' "$PINS")}
-grep -q "^$release " "$PINS" || rpcrdma_cm_die "no kernel release '$release' in $PINS"
+awk -v r="$release" '$1 == r { f = 1 } END { exit !f }' "$PINS" ||
+	rpcrdma_cm_die "no kernel release '$release' in $PINS (a new release is added there on purpose, with its checksums)"
+case $release in
+*[!A-Za-z0-9.+_~-]*) rpcrdma_cm_die "'$release' is not a kernel release" ;;
+esac
 out=$RPCRDMA_CM_TOP/build/distro/$release
+mkdir -p "$RPCRDMA_CM_CACHE/distro"
+# One build, install or test at a time on this machine (they share the
+# build root and its trees).
+exec 9>"$RPCRDMA_CM_CACHE/distro/lock"
+flock 9
 
 # pins ROLE: the pinned packages of the release for ROLE, one line each:
 # SUITE PACKAGE VERSION SHA256.
@@ -98,25 +109,25 @@ make_root() {
 	[ -f "$ROOT/.complete" ] && return 0
 	command -v debootstrap >/dev/null || rpcrdma_cm_die "debootstrap missing: run 'make deps'"
 	local tmp=$ROOT.tmp
-	rm -rf "$tmp"
+	rm -rf --one-file-system "$tmp"
 	echo "distro: making a $ROOT_SUITE build root in $ROOT (about 2 minutes)"
-	debootstrap --variant=minbase "$ROOT_SUITE" "$tmp" "$RPCRDMA_CM_DEBIAN_MIRROR" >"$DISTRO_CACHE/debootstrap.log" 2>&1 ||
+	debootstrap --variant=minbase --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+		"$ROOT_SUITE" "$tmp" "$RPCRDMA_CM_DEBIAN_MIRROR" >"$DISTRO_CACHE/debootstrap.log" 2>&1 ||
 		rpcrdma_cm_die "debootstrap of $ROOT_SUITE failed: see $DISTRO_CACHE/debootstrap.log"
 	chroot "$tmp" sh -c "apt-get -qq update && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		--no-install-recommends ${ROOT_PACKAGES[*]}" >"$DISTRO_CACHE/root-packages.log" 2>&1 ||
 		rpcrdma_cm_die "installing the build root's packages failed: see $DISTRO_CACHE/root-packages.log"
 	touch "$tmp/.complete"
+	rm -rf --one-file-system "$ROOT"
 	mv "$tmp" "$ROOT"
 }
 
-# in_root CMD: run CMD (a shell command) in the build root, /proc mounted
-# (objtool reads it).
+# in_root CMD: run CMD (a shell command) in the build root, with /proc
+# (objtool reads it) mounted in a mount namespace of its own, so that it
+# goes with the command, however that ends.
 in_root() {
-	local rc=0
-	mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
-	chroot "$ROOT" /bin/sh -c "$1" || rc=$?
-	umount "$ROOT/proc" 2>/dev/null || true
-	return $rc
+	unshare --mount --propagation private /bin/sh -c \
+		'mount -t proc proc "$1/proc" && exec chroot "$1" /bin/sh -c "$2"' in-root "$ROOT" "$1"
 }
 
 # config KEY: the value of CONFIG_KEY in the distribution's .config.
@@ -124,10 +135,42 @@ config() {
 	sed -n "s/^CONFIG_$1=//p" "$ROOT$HEADERS/.config" | tr -d '"'
 }
 
+# The files of the series a distribution's rpcrdma.ko may take: those only
+# rpcrdma includes (checked in the prepared tree of a Rust kernel below).
+C_FILES='net/sunrpc/xprtrdma/*.[ch] net/sunrpc/xprtrdma/Makefile include/linux/sunrpc/rpc_rdma.h
+include/linux/sunrpc/rpc_rdma_cm.h include/linux/sunrpc/svc_rdma.h include/trace/events/rpcrdma.h'
+
+# patch_part PATCH: "c" when every file PATCH changes is one of C_FILES,
+# "abstraction" for the kernel crate's rdma_cm.rs (taken alone), "kernel"
+# when it changes none of them (the kernel image's, or the in-tree user);
+# a patch that mixes both stops the build.
+patch_part() {
+	local f pat inside=0 outside=0 abstraction=0
+	for f in $(sed -n 's|^+++ b/||p' "$1"); do
+		[ "$f" = rust/kernel/sunrpc/rdma_cm.rs ] && abstraction=1
+		case $f in net/sunrpc/xprtrdma/rpcrdma_cm/*) outside=$((outside + 1)); continue ;; esac
+		for pat in $C_FILES; do
+			# shellcheck disable=SC2254 # the pattern is meant
+			case $f in $pat) inside=$((inside + 1)); continue 2 ;; esac
+		done
+		outside=$((outside + 1))
+	done
+	if [ $abstraction = 1 ]; then
+		echo abstraction
+	elif [ $inside -gt 0 ] && [ $outside -eq 0 ]; then
+		echo c
+	elif [ $inside -eq 0 ]; then
+		echo kernel
+	else
+		rpcrdma_cm_die "${1##*/} changes rpcrdma's files and others: it cannot go into rpcrdma.ko alone"
+	fi
+}
+
 build() {
-	local debs deb tarball base ver work patched cc p f c
-	require_root
-	debs=$(fetch build)
+	local debs deb tarball base ver work patched cc p part applied=()
+	require_root "make distro"
+	rm -f "$out/rpcrdma.ko" "$out/rpcrdma_cm.ko"
+	debs=$(fetch build) || exit 1
 	make_root
 	for deb in $debs; do dpkg-deb -x "$deb" "$ROOT"; done
 	HEADERS=/usr/src/linux-headers-$release
@@ -153,36 +196,41 @@ build() {
 	tar -xJf "$tarball" -C "$ROOT$patched" --strip-components=1 \
 		"$KBASE_SOURCE_PKG/net/sunrpc/xprtrdma" "$KBASE_SOURCE_PKG/include/linux/sunrpc" \
 		"$KBASE_SOURCE_PKG/include/trace/events/rpcrdma.h"
+	# git apply outside any repository (no parent's, whatever the cache's
+	# place): as patch(1), relative to the directory.
+	export GIT_CEILING_DIRECTORIES=$ROOT$work
 	for p in "$KBASE_PATCHES"/*.patch; do
-		c=1
-		for f in $(sed -n 's|^+++ b/||p' "$p"); do
-			case $f in
-			net/sunrpc/xprtrdma/rpcrdma_cm/*) c=0 ;;
-			net/sunrpc/xprtrdma/* | include/linux/sunrpc/* | include/trace/events/*) ;;
-			*) c=0 ;;
-			esac
-		done
-		if [ $c = 1 ]; then
-			(cd "$ROOT$patched" && git apply "$p") || rpcrdma_cm_die "$(basename "$p") does not apply"
-			echo "applied ${p##*/}" >>"$out/report.txt"
-		elif grep -q '^+++ b/rust/kernel/sunrpc/rdma_cm.rs' "$p"; then
+		part=$(patch_part "$p") || exit 1
+		case $part in
+		c)
+			(cd "$ROOT$patched" && git apply "$p") || rpcrdma_cm_die "${p##*/} does not apply"
+			applied+=("${p##*/}")
+			echo "rpcrdma.ko: ${p##*/}" ;;
+		abstraction)
 			(cd "$ROOT$patched" && git apply --include=rust/kernel/sunrpc/rdma_cm.rs "$p") ||
-				rpcrdma_cm_die "$(basename "$p") does not apply"
-			echo "abstraction from ${p##*/}" >>"$out/report.txt"
-		fi
+				rpcrdma_cm_die "${p##*/} does not apply"
+			echo "rpcrdma_cm.ko (its rust/kernel/sunrpc/rdma_cm.rs): ${p##*/}" ;;
+		kernel) echo "not taken (the kernel image's, or the in-tree user): ${p##*/}" ;;
+		esac >>"$out/report.txt"
 	done
+	# The series' headers before the kernel's (as out-of-tree builds of
+	# in-tree modules do), then the kernel's own Makefile; and in the
+	# module's information, what it is (modinfo rpcrdma: rpcrdma_cm_series).
 	cat >"$ROOT$patched/net/sunrpc/xprtrdma/Kbuild" <<-EOF
-		# The series' headers before the kernel's (as out-of-tree builds
-		# of in-tree modules do), then the kernel's own Makefile.
 		NOSTDINC_FLAGS += -I$patched/include
 		include $patched/net/sunrpc/xprtrdma/Makefile
+		rpcrdma-y += rpcrdma_cm_series.o
+	EOF
+	cat >"$ROOT$patched/net/sunrpc/xprtrdma/rpcrdma_cm_series.c" <<-EOF
+		// SPDX-License-Identifier: GPL-2.0
+		#include <linux/module.h>
+		MODULE_INFO(rpcrdma_cm_series, "patches/$base $(git -C "$RPCRDMA_CM_TOP" describe --always --dirty 2>/dev/null || echo unknown): ${applied[*]%%-*}");
 	EOF
 	echo "distro: rpcrdma.ko against $HEADERS"
-	in_root "make -s -C $HEADERS M=$patched/net/sunrpc/xprtrdma -j$(nproc) modules" >"$out/rpcrdma.log" 2>&1 ||
+	in_root "make -s -C $HEADERS M=$patched/net/sunrpc/xprtrdma CC=$cc -j$(nproc) modules" >"$out/rpcrdma.log" 2>&1 ||
 		{ cat "$out/rpcrdma.log" >&2; rpcrdma_cm_die "rpcrdma.ko did not build (see $out/rpcrdma.log)"; }
 	install -m 0644 "$ROOT$patched/net/sunrpc/xprtrdma/rpcrdma.ko" "$out/rpcrdma.ko"
 
-	rm -f "$out/rpcrdma_cm.ko"
 	if [ "$(config RUST)" != y ]; then
 		echo "no Rust in $release (CONFIG_RUST unset): rpcrdma.ko only" | tee -a "$out/report.txt"
 		return 0
@@ -226,24 +274,38 @@ build_rust() {
 		[ ! -f "$ROOT$HEADERS/vmlinux" ] || cp "$ROOT$HEADERS/vmlinux" "$ROOT$tree/vmlinux"
 		echo "$stamp" >"$ROOT$tree.stamp"
 	fi
-	# Every Rust symbol the kernel exports, defined by the same name in the
-	# rebuilt crates: then a module built on them references the running
-	# kernel's symbols.
+	# The Rust symbols the kernel exports and the ones the rebuilt crates
+	# export (their export lists, rust/exports_*_generated.h, made by the
+	# kernel's own rule from the crates' objects) must be the same set. v0
+	# names carry the crate's disambiguator (rustc's version and the crate
+	# name) and the item's path, not its signature: so this shows the same
+	# compiler and the same set of exported items; the same source and the
+	# same .config (checked above) are what make their code the same.
 	awk '$2 ~ /^_R/ { print $2 }' "$ROOT$HEADERS/Module.symvers" | sort -u >"$out/rust-exports.txt"
-	nm --defined-only "$ROOT$tree"/rust/*.o | awk '$3 ~ /^_R/ { print $3 }' | sort -u >"$out/rust-rebuilt.txt"
+	sed -n 's/^EXPORT_SYMBOL_RUST_GPL(\(_R.*\));$/\1/p' "$ROOT$tree"/rust/exports_*_generated.h |
+		sort -u >"$out/rust-rebuilt.txt"
 	missing=$(comm -23 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | wc -l)
-	echo "rust symbols: $(wc -l <"$out/rust-exports.txt") exported by $release, $missing not defined by the rebuilt crates" |
+	extra=$(comm -13 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | wc -l)
+	echo "rust symbols: $(wc -l <"$out/rust-exports.txt") exported by $release; of them $missing not in the rebuilt crates, and $extra there not exported by $release" |
 		tee -a "$out/report.txt"
-	if [ "$missing" != 0 ]; then
-		comm -23 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | head -n 5 >&2
+	if [ "$missing" != 0 ] || [ "$extra" != 0 ]; then
+		comm -3 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | head -n 5 >&2
 		rpcrdma_cm_die "the rebuilt kernel crate does not match $release: rpcrdma_cm.ko would not load (rpcrdma.ko is built)"
 	fi
+	# The series' headers that rpcrdma.ko takes are included by rpcrdma
+	# alone: nothing else of the kernel depends on their layout.
+	local h users
+	for h in linux/sunrpc/rpc_rdma.h linux/sunrpc/svc_rdma.h trace/events/rpcrdma.h; do
+		users=$(cd "$ROOT$tree" && grep -rl --include='*.[ch]' "#include <$h>" . |
+			grep -v '^\./net/sunrpc/xprtrdma/' | grep -v '^\./include/linux/sunrpc/svc_rdma\.h$' || true)
+		[ -z "$users" ] || rpcrdma_cm_die "$h is included outside rpcrdma ($users): the rebuilt rpcrdma.ko would not match them"
+	done
 
 	cm=$work/rpcrdma_cm
 	rm -rf "$ROOT$cm"
 	mkdir -p "$ROOT$cm"
-	cp -r "$RPCRDMA_CM_TOP/rust/." "$ROOT$cm/"
-	rm -f "$ROOT$cm"/*.o "$ROOT$cm"/.*.cmd "$ROOT$cm"/*.ko "$ROOT$cm"/*.mod "$ROOT$cm"/*.mod.c
+	# The module's sources (not what a build left beside them).
+	(cd "$RPCRDMA_CM_TOP/rust" && git ls-files -z . | xargs -0 cp --parents -t "$ROOT$cm")
 	cp "$ROOT$patched/rust/kernel/sunrpc/rdma_cm.rs" "$ROOT$cm/sunrpc_rdma_cm.rs"
 	cp "$RPCRDMA_CM_TOP/scripts/distro/hook-bindings.sh" "$ROOT$work/hook-bindings.sh"
 	in_root "$work/hook-bindings.sh $tree $patched/include $cm/hook_bindings.h $cm/hook_bindings_generated.rs" \
@@ -252,6 +314,9 @@ build_rust() {
 	in_root "make -s -C $tree $kargs M=$cm RPCRDMA_CM_DISTRO=1 \
 		KBUILD_EXTRA_SYMBOLS=$patched/net/sunrpc/xprtrdma/Module.symvers modules" >>"$out/rpcrdma_cm.log" 2>&1 ||
 		{ cat "$out/rpcrdma_cm.log" >&2; rpcrdma_cm_die "rpcrdma_cm.ko did not build (see $out/rpcrdma_cm.log)"; }
+	if grep -E '^(warning|error)' "$out/rpcrdma_cm.log"; then
+		rpcrdma_cm_die "rpcrdma_cm.ko built with warnings (see $out/rpcrdma_cm.log)"
+	fi
 	install -m 0644 "$ROOT$cm/rpcrdma_cm.ko" "$out/rpcrdma_cm.ko"
 	echo "rpcrdma_cm.ko references $(nm -u "$out/rpcrdma_cm.ko" | awk '$2 ~ /^_R/' | wc -l) Rust symbols, all exported by $release (modpost)" |
 		tee -a "$out/report.txt"
@@ -271,9 +336,15 @@ moddir() {
 }
 
 install_modules() {
-	local dir base m
+	local dir base m want
 	read -r dir base < <(moddir)
 	[ -f "$out/rpcrdma.ko" ] || rpcrdma_cm_die "$out/rpcrdma.ko missing: run 'make distro' first"
+	# Into the running kernel: the very build the headers were (the release
+	# stays the same across Debian revisions of it).
+	want=$(pins build | awk 'NR == 1 { print $3 }')
+	if [ -z "${DESTDIR:-}" ] && [ "$(uname -r)" = "$release" ] && ! grep -qF " $want " /proc/version; then
+		rpcrdma_cm_die "the running $release is not Debian's $want ($(cat /proc/version)): update $PINS first"
+	fi
 	for m in rpcrdma rpcrdma_cm; do
 		[ -f "$out/$m.ko" ] || continue
 		install -d "$dir/updates"
@@ -295,20 +366,26 @@ uninstall_modules() {
 
 # The distribution's kernel image and modules, unpacked from its packages.
 boot_root() {
-	local dir=$DISTRO_CACHE/boot-$release deb
+	local dir=$DISTRO_CACHE/boot-$release debs deb
 	if [ ! -f "$dir/.complete" ]; then
+		debs=$(fetch boot) || exit 1
+		rm -rf "$dir.tmp"
+		mkdir -p "$dir.tmp"
+		for deb in $debs; do dpkg-deb -x "$deb" "$dir.tmp"; done
+		# /lib as on a merged-/usr system, so that depmod -b finds lib/modules.
+		[ -e "$dir.tmp/lib" ] || ln -s usr/lib "$dir.tmp/lib"
+		touch "$dir.tmp/.complete"
 		rm -rf "$dir"
-		mkdir -p "$dir"
-		for deb in $(fetch boot); do dpkg-deb -x "$deb" "$dir"; done
-		touch "$dir/.complete"
+		mv "$dir.tmp" "$dir"
 	fi
 	echo "$dir"
 }
 
 case "$action" in
 build) build ;;
-install) require_root; install_modules ;;
-uninstall) require_root; uninstall_modules ;;
+install) require_root "make distro-install"; install_modules ;;
+uninstall) require_root "make distro-uninstall"; uninstall_modules ;;
 boot-root) boot_root ;;
+tree) ls -d "$ROOT/build/$release/linux" ;;
 *) usage ;;
 esac

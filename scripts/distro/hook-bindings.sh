@@ -23,9 +23,14 @@ saved=$tree/rust/bindings/.bindings_generated.rs.cmd
 [ -r "$saved" ] || { echo "hook-bindings: $saved missing: is $tree prepared with CONFIG_RUST?" >&2; exit 1; }
 
 # The saved command: "savedcmd_<target> := bindgen <header> <options> -o
-# <target> -- <clang flags>", with make's $(pound) for '#'.
+# <target> -- <clang flags>; <post-processing of target>", with make's
+# $(pound) for '#' and $$ for '$'. Only the bindgen command is taken (the
+# post-processing would rewrite the tree's own file); what the kernel's
+# post-processing does to constants is not needed by the hook's items.
 cmd=$(sed -n 's/^savedcmd_rust\/bindings\/bindings_generated\.rs := //p' "$saved")
+cmd=${cmd%%; *}
 cmd=${cmd//'$(pound)'/#}
+cmd=${cmd//'$$'/$}
 helper=' rust/bindings/bindings_helper.h '
 target=' -o rust/bindings/bindings_generated.rs -- '
 case "$cmd" in
@@ -35,10 +40,13 @@ esac
 keep="--allowlist-type rpcrdma_cm_.* --allowlist-function rpcrdma_cm_.* --allowlist-var RPCRDMA_CM_.*"
 keep+=" --allowlist-type sockaddr_in6? --allowlist-var AF_INET6?"
 keep+=" --allowlist-type __kernel_sockaddr_storage --allowlist-type __kernel_sa_family_t"
-cmd=${cmd/"$helper"/ "$header" }
-cmd=${cmd/"$target"/ $keep -o $out -- -I$include }
+cmd=${cmd/"$helper"/ $(printf '%q' "$header") }
+cmd=${cmd/"$target"/ $keep -o $(printf '%q' "$out") -- -I$(printf '%q' "$include") }
 # The dependency file goes with the output.
-cmd=${cmd/"-Wp,-MMD,rust/bindings/.bindings_generated.rs.d"/"-Wp,-MMD,$out.d"}
+cmd=${cmd/"-Wp,-MMD,rust/bindings/.bindings_generated.rs.d"/"-Wp,-MMD,$(printf '%q' "$out.d")"}
+case "$cmd" in
+*"rust/bindings/"*) echo "hook-bindings: the command still names the tree's own bindings: $cmd" >&2; exit 1 ;;
+esac
 cd "$tree"
 sh -c "$cmd"
-echo "hook-bindings: $out ($(grep -c '^pub ' "$out") items)"
+echo "hook-bindings: $out ($(grep -cE '^pub (fn|struct|union|const|type)' "$out") items)"

@@ -134,7 +134,9 @@ cmd=$(printf '%q ' "$@")
 # A kernel image with modular NIC drivers (a distribution's): the NIC is
 # brought up in the guest before the command (net-up.sh says why).
 if [ -n "$kimg" ] && [ "$net" = user ]; then
-	udhcpc_script=$(ls "$RPCRDMA_CM_TOOLS"/virtme-ng/lib/python3*/site-packages/virtme/guest/virtme-udhcpc-script)
+	scripts=("$RPCRDMA_CM_TOOLS"/virtme-ng/lib/python3*/site-packages/virtme/guest/virtme-udhcpc-script)
+	udhcpc_script=${scripts[0]}
+	[ -f "$udhcpc_script" ] || rpcrdma_cm_die "virtme-ng's udhcpc script missing: run 'make deps'"
 	cmd="$(printf '%q ' "$RPCRDMA_CM_TOP/scripts/guest/net-up.sh" "$udhcpc_script")&& $cmd"
 fi
 cd "$kdir"

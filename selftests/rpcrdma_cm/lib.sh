@@ -292,11 +292,12 @@ setup_rxe() {
 # kernel_crate_has_debugfs: the kernel under test (its tree is
 # $KSFT_DIR/../../..) has kernel::debugfs and module! parameters, from which
 # Kbuild builds rpcrdma_cm without the C shim (7.3); not so on 6.12, nor on
-# a distribution's kernel (RPCRDMA_CM_DISTRO=1, 'make distro'), whose
-# kernel::debugfs lacks the series' fix: there rust/Kbuild takes the C shim.
+# a distribution's kernel (RPCRDMA_CM_DISTRO_RELEASE set: 'make distro'),
+# whose kernel::debugfs lacks the series' fix: there rust/Kbuild takes the
+# C shim.
 kernel_crate_has_debugfs() {
 	local tree=${KSFT_DIR:?KSFT_DIR names the kernel tree}/../../..
-	[ "${RPCRDMA_CM_DISTRO:-0}" != 1 ] &&
+	[ -z "${RPCRDMA_CM_DISTRO_RELEASE:-}" ] &&
 		[ -f "$tree/rust/kernel/debugfs.rs" ] && [ -f "$tree/rust/kernel/module_param.rs" ]
 }
 

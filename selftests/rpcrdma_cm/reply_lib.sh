@@ -8,9 +8,10 @@
 # come inline or as RDMA_ERROR/ERR_CHUNK, over soft-RoCE (rxe: the CM area
 # arrives zero-padded) and soft-iWARP (siw: exactly the octets sent).
 #
-# reply_setup: debugfs, rxe, nfsd, a siw device on its own dummy NIC and
-# the two files the READs read; sets ip and REP_LEN for rxe. Callers pick
-# a transport with reply_transport rxe|siw.
+# reply_setup: debugfs, rxe, nfsd, a siw device on its own dummy NIC (when
+# the caller's TRANSPORTS, if set, names siw: a distribution's kernel may
+# have no siw) and the files the READs read; sets ip and REP_LEN for rxe.
+# Callers pick a transport with reply_transport rxe|siw.
 
 CLIENT_1K=f6ab0e1801000000 # send 1 KB, receive 1 KB, no RI
 CLIENT_1K_RI=f6ab0e1801010000 # the same with Remote Invalidation
@@ -31,7 +32,9 @@ reply_cleanup() {
 reply_setup() {
 	guest_setup rxe nfsd
 	rxe_ip=$ip
-	siw_setup $SIW_NIC $SIW_ADDR $SIW_DEV
+	case " ${TRANSPORTS:-siw} " in
+	*" siw "*) siw_setup $SIW_NIC $SIW_ADDR $SIW_DEV ;;
+	esac
 	head -c 3000 /dev/urandom >"$NFS_EXPORT/big"
 	head -c 500 /dev/urandom >"$NFS_EXPORT/small"
 	head -c 6000 /dev/urandom >"$NFS_EXPORT/huge"
