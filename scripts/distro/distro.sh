@@ -141,14 +141,18 @@ C_FILES='net/sunrpc/xprtrdma/*.[ch] net/sunrpc/xprtrdma/Makefile include/linux/s
 include/linux/sunrpc/rpc_rdma_cm.h include/linux/sunrpc/svc_rdma.h include/trace/events/rpcrdma.h'
 
 # patch_part PATCH: "c" when every file PATCH changes is one of C_FILES,
-# "abstraction" for the kernel crate's rdma_cm.rs (taken alone), "kernel"
-# when it changes none of them (the kernel image's, or the in-tree user);
-# a patch that mixes both stops the build.
+# "abstraction" for the kernel crate's rdma_cm.rs (taken alone),
+# "in-tree" for the in-tree copy of rpcrdma_cm (built from rust/ here
+# instead), "kernel" when it changes none of them (the kernel image's); a
+# patch that mixes rpcrdma's files with others stops the build.
 patch_part() {
 	local f pat inside=0 outside=0 abstraction=0
+	if grep -q '^+++ b/net/sunrpc/xprtrdma/rpcrdma_cm/' "$1"; then
+		echo in-tree
+		return
+	fi
 	for f in $(sed -n 's|^+++ b/||p' "$1"); do
 		[ "$f" = rust/kernel/sunrpc/rdma_cm.rs ] && abstraction=1
-		case $f in net/sunrpc/xprtrdma/rpcrdma_cm/*) outside=$((outside + 1)); continue ;; esac
 		for pat in $C_FILES; do
 			# shellcheck disable=SC2254 # the pattern is meant
 			case $f in $pat) inside=$((inside + 1)); continue 2 ;; esac
@@ -210,7 +214,8 @@ build() {
 			(cd "$ROOT$patched" && git apply --include=rust/kernel/sunrpc/rdma_cm.rs "$p") ||
 				rpcrdma_cm_die "${p##*/} does not apply"
 			echo "rpcrdma_cm.ko (its rust/kernel/sunrpc/rdma_cm.rs): ${p##*/}" ;;
-		kernel) echo "not taken (the kernel image's, or the in-tree user): ${p##*/}" ;;
+		in-tree) echo "not taken (the in-tree rpcrdma_cm; rust/ is built instead): ${p##*/}" ;;
+		kernel) echo "not taken (the kernel image's): ${p##*/}" ;;
 		esac >>"$out/report.txt"
 	done
 	# The series' headers before the kernel's (as out-of-tree builds of
@@ -241,7 +246,7 @@ build() {
 # build_rust WORK PATCHED CC BASE: the kernel crate's metadata, the symbol
 # check, rpcrdma_cm.ko.
 build_rust() {
-	local work=$1 patched=$2 cc=$3 base=$4 tree have want stamp missing cm kargs
+	local work=$1 patched=$2 cc=$3 base=$4 tree have want stamp cm kargs
 	want=$(config RUSTC_VERSION_TEXT)
 	have=$(chroot "$ROOT" rustc --version)
 	[ "$have" = "$want" ] ||
@@ -275,23 +280,12 @@ build_rust() {
 		echo "$stamp" >"$ROOT$tree.stamp"
 	fi
 	# The Rust symbols the kernel exports and the ones the rebuilt crates
-	# export (their export lists, rust/exports_*_generated.h, made by the
-	# kernel's own rule from the crates' objects) must be the same set. v0
-	# names carry the crate's disambiguator (rustc's version and the crate
-	# name) and the item's path, not its signature: so this shows the same
-	# compiler and the same set of exported items; the same source and the
-	# same .config (checked above) are what make their code the same.
-	awk '$2 ~ /^_R/ { print $2 }' "$ROOT$HEADERS/Module.symvers" | sort -u >"$out/rust-exports.txt"
-	sed -n 's/^EXPORT_SYMBOL_RUST_GPL(\(_R.*\));$/\1/p' "$ROOT$tree"/rust/exports_*_generated.h |
-		sort -u >"$out/rust-rebuilt.txt"
-	missing=$(comm -23 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | wc -l)
-	extra=$(comm -13 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | wc -l)
-	echo "rust symbols: $(wc -l <"$out/rust-exports.txt") exported by $release; of them $missing not in the rebuilt crates, and $extra there not exported by $release" |
+	# export must be the same set; the same source and the same .config
+	# (checked above) are what make their code the same.
+	"$RPCRDMA_CM_TOP/scripts/distro/rust-exports-match.sh" "$ROOT$HEADERS/Module.symvers" "$ROOT$tree" "$out" |
 		tee -a "$out/report.txt"
-	if [ "$missing" != 0 ] || [ "$extra" != 0 ]; then
-		comm -3 "$out/rust-exports.txt" "$out/rust-rebuilt.txt" | head -n 5 >&2
+	[ "${PIPESTATUS[0]}" = 0 ] ||
 		rpcrdma_cm_die "the rebuilt kernel crate does not match $release: rpcrdma_cm.ko would not load (rpcrdma.ko is built)"
-	fi
 	# The series' headers that rpcrdma.ko takes are included by rpcrdma
 	# alone: nothing else of the kernel depends on their layout.
 	local h users

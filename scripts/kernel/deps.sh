@@ -48,7 +48,7 @@ apt_plain=(
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils rdmacm-utils librdmacm-dev libibverbs-dev
 	nfs-kernel-server nfs-common iproute2 tshark tcpdump procps jq shellcheck
-	python3-pip xz-utils debootstrap
+	python3-pip xz-utils debootstrap debian-archive-keyring
 )
 
 # Which packages are missing or at another version?
