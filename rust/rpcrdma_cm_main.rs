@@ -39,11 +39,7 @@ mod bindings;
 // build directory scripts/distro/distro.sh prepares.
 #[cfg(rpcrdma_cm_abstraction_in_module)]
 #[path = "sunrpc_rdma_cm.rs"]
-#[expect(
-    dead_code,
-    unreachable_pub,
-    reason = "the kernel crate's public API, private in a module that uses a part of it"
-)]
+#[expect(dead_code, unreachable_pub, reason = "the kernel crate's API, used in part")]
 #[rustfmt::skip]
 mod rdma_cm;
 
