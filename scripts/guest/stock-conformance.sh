@@ -51,6 +51,11 @@ results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\
 ktap_print_header
 ktap_set_plan 25
 ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
+# No subtest came out: the guest's own words say why.
+if [ -z "$results" ]; then
+	ktap_print_msg "the guest printed no subtest; the end of its output:"
+	tail -n 40 "$log" | sed 's/^/# /'
+fi
 # outcome NAME: "ok" or "not ok" as the program said, "missing" if it did not.
 outcome() {
 	local line
