@@ -7,6 +7,8 @@
 # updates/ as an admin installs it, and run the guest programs there.
 #
 #   scripts/distro/distro-test.sh [RELEASE]
+#   scripts/distro/distro-test.sh --list     the programs it runs (make check
+#                                            tallies them)
 #
 # One guest (soft-RoCE, nfsd and the NFS client in it), programs in this
 # order: cm_stock_conformance.sh first, with rpcrdma_cm not loaded (the
@@ -22,15 +24,20 @@
 # guest failed or a program did not pass.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
+
+progs=(cm_stock_conformance.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
+	cm_negotiation.sh dmesg_clean.sh)
+if [ "${1:-}" = --list ]; then
+	echo "${progs[@]}"
+	exit 0
+fi
 require_root "make distro-test"
 
-PINS=$RPCRDMA_CM_TOP/scripts/distro/debian.pins
-release=${1:-$(awk '!/^#/ && NF { print $1; exit }' "$PINS")}
-version=$(awk -v r="$release" '$1 == r { print $4; exit }' "$PINS")
+distro=$RPCRDMA_CM_TOP/scripts/distro/distro.sh
+read -r release version < <("$distro" version ${1:+"$1"}) || exit 1
 built=$RPCRDMA_CM_TOP/build/distro/$release
 [ -f "$built/rpcrdma.ko" ] || rpcrdma_cm_die "$built/rpcrdma.ko missing: run 'make distro' first"
 [ -f "$built/rpcrdma_cm.ko" ] || rpcrdma_cm_die "$built/rpcrdma_cm.ko missing: $release has no Rust, or 'make distro' failed"
-distro=$RPCRDMA_CM_TOP/scripts/distro/distro.sh
 
 # The image and modules as the packages hold them, and a copy of its tree
 # (hard links: nothing of the pristine one changes) into which the modules
@@ -53,8 +60,6 @@ transports=rxe
 [ -z "$(find "$root/usr/lib/modules/$release/kernel/drivers/infiniband/sw" -name 'siw.ko*' 2>/dev/null)" ] ||
 	transports="rxe siw"
 
-progs=(cm_stock_conformance.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
-	cm_negotiation.sh dmesg_clean.sh)
 log=$(mktemp /tmp/rpcrdma-cm-distro-test.XXXXXX)
 trap 'rm -f "$log"' EXIT
 "$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kimg "$kimg" --name distro --timeout "${DISTRO_TEST_TIMEOUT:-1500}" -- \

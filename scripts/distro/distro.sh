@@ -13,6 +13,8 @@
 #       from its packages (for the test that boots them)
 #   scripts/distro/distro.sh tree [RELEASE]   prints the prepared source tree
 #       of RELEASE (its kselftest helpers, for that test)
+#   scripts/distro/distro.sh version [RELEASE]   prints RELEASE and the Debian
+#       version of its packages
 #
 # RELEASE is a kernel release listed in scripts/distro/debian.pins
 # (default: the first there, Debian's 7.3.4+deb13-amd64).
@@ -83,6 +85,12 @@ flock 9
 # SUITE PACKAGE VERSION SHA256.
 pins() {
 	awk -v r="$release" -v role="$1" '$1 == r && $6 == role { print $2, $3, $4, $5 }' "$PINS"
+}
+
+# pinned_version: the Debian version of the release's packages (its
+# headers', which is its image's).
+pinned_version() {
+	pins build | awk 'NR == 1 { print $3 }'
 }
 
 # fetch ROLE: the release's packages for ROLE in $DISTRO_CACHE/debs,
@@ -180,7 +188,7 @@ build() {
 	HEADERS=/usr/src/linux-headers-$release
 	[ -f "$ROOT$HEADERS/.config" ] || rpcrdma_cm_die "no .config in $HEADERS: not a headers package?"
 	# The source: Debian's of the same version, and the series of its base.
-	ver=$(pins build | awk 'NR == 1 { print $3 }')
+	ver=$(pinned_version)
 	base=$(sed -n 's/^# Linux\/x86 \([0-9]*\.[0-9]*\)\..*/\1/p' "$ROOT$HEADERS/.config" | head -n 1)
 	kbase_set "$base"
 	[ "$ver" = "$KBASE_SOURCE_VERSION" ] ||
@@ -335,7 +343,7 @@ install_modules() {
 	[ -f "$out/rpcrdma.ko" ] || rpcrdma_cm_die "$out/rpcrdma.ko missing: run 'make distro' first"
 	# Into the running kernel: the very build the headers were (the release
 	# stays the same across Debian revisions of it).
-	want=$(pins build | awk 'NR == 1 { print $3 }')
+	want=$(pinned_version)
 	if [ -z "${DESTDIR:-}" ] && [ "$(uname -r)" = "$release" ] && ! grep -qF " $want " /proc/version; then
 		rpcrdma_cm_die "the running $release is not Debian's $want ($(cat /proc/version)): update $PINS first"
 	fi
@@ -381,5 +389,6 @@ install) require_root "make distro-install"; install_modules ;;
 uninstall) require_root "make distro-uninstall"; uninstall_modules ;;
 boot-root) boot_root ;;
 tree) ls -d "$ROOT/build/$release/linux" ;;
+version) echo "$release $(pinned_version)" ;;
 *) usage ;;
 esac
