@@ -17,7 +17,7 @@ KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
 	selftests two-guest check-debug check-lts run bench bench-table bisect-series upstream-series bench-nfs fuzz tools install-tools \
-	stock-kernel stock-conformance interop distro distro-install distro-uninstall distro-test distro-dkms
+	stock-kernel stock-conformance interop distro distro-install distro-uninstall distro-test distro-check distro-dkms
 
 all: module
 
@@ -58,10 +58,13 @@ help:
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
 	@echo '  make distro       rpcrdma.ko (the series C part) and rpcrdma_cm.ko for a distribution kernel,'
 	@echo '                   against its own headers, no kernel rebuild (DISTRO_RELEASE=, default'
-	@echo '                   7.3.4+deb13-amd64; see scripts/distro/debian.pins); build/distro/<release>/'
+	@echo '                   7.3.4+deb13-amd64; 6.12.118+deb12-amd64: rpcrdma.ko alone, no Rust there;'
+	@echo '                   see scripts/distro/debian.pins); build/distro/<release>/'
 	@echo '  make distro-install  into /lib/modules/<release>/updates/ (DESTDIR=), then depmod'
 	@echo '  make distro-uninstall  the stock rpcrdma again'
 	@echo '  make distro-test  boot the distribution image with them in a guest: the guest programs there'
+	@echo '  make distro-check make distro and distro-test for every release in debian.pins (about 10 min;'
+	@echo '                   make check boots the 7.3 one and builds the 6.12 one)'
 	@echo '  make distro-dkms  this tree in /usr/src and added to DKMS (scripts/distro/dkms.conf)'
 	@echo '  make clean        remove module build outputs and tools/target/'
 
@@ -202,6 +205,14 @@ distro-uninstall:
 
 distro-test: distro tools
 	$(SCRIPTS)/distro/distro-test.sh $(DISTRO_RELEASE)
+
+# Every release of scripts/distro/debian.pins, built and booted.
+DISTRO_RELEASES := $(shell awk '!/^\#/ && NF { print $$1 }' scripts/distro/debian.pins | uniq)
+distro-check: tools
+	set -e; for r in $(DISTRO_RELEASES); do \
+		$(SCRIPTS)/distro/distro.sh build $$r; \
+		$(SCRIPTS)/distro/distro-test.sh $$r; \
+	done
 
 # This tree in /usr/src/rpcrdma_cm-<version> with scripts/distro/dkms.conf
 # at its top, added to DKMS (version: git describe, or DKMS_VERSION=).

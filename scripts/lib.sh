@@ -78,8 +78,11 @@ kernel_make_args() {
 }
 
 # Debian's archive, where deps.sh and scripts/distro/ fetch what the host's
-# own suites do not have (trixie and trixie-backports).
+# own suites do not have (trixie and trixie-backports), and its security
+# archive (the SUITE-security suites: bookworm-security has Debian 12's
+# 6.12 kernels).
 RPCRDMA_CM_DEBIAN_MIRROR=${RPCRDMA_CM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+RPCRDMA_CM_DEBIAN_SECURITY_MIRROR=${RPCRDMA_CM_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 
 # apt_fetch DIR SUITES PKG=VERSION...: download these exact packages into
 # DIR with apt's own client and a private sources list, lists directory and
@@ -91,7 +94,10 @@ apt_fetch() {
 	shift 2
 	work=$(mktemp -d)
 	for s in $suites; do
-		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $RPCRDMA_CM_DEBIAN_MIRROR $s main"
+		case $s in
+		*-security) echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $RPCRDMA_CM_DEBIAN_SECURITY_MIRROR $s main" ;;
+		*) echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $RPCRDMA_CM_DEBIAN_MIRROR $s main" ;;
+		esac
 	done >"$work/sources.list"
 	mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$dir"
 	opts=(-o "Dir::Etc::sourcelist=$work/sources.list" -o Dir::Etc::sourceparts=/nonexistent

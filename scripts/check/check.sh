@@ -165,6 +165,8 @@ bg_step() {
 	echo "$rc" >"$logs/bg-$name.rc"
 	return "$rc"
 }
+# Debian's 6.12 release in scripts/distro/debian.pins.
+distro_lts=$(awk '!/^#/ && $1 ~ /^6[.]12[.]/ { print $1; exit }' scripts/distro/debian.pins)
 (
 	renice -n 19 -p "$BASHPID" >/dev/null
 	bg_step kernel-$cut_base "$logs/kernel-$cut_base.log" "$cut_base" \
@@ -177,6 +179,11 @@ bg_step() {
 	# rpcrdma.ko and rpcrdma_cm.ko for Debian's own 7.3 kernel (its build
 	# root and the kernel crate's metadata are cached like the kernels).
 	bg_step distro "$logs/distro-build.log" 7.3 scripts/distro/distro.sh build
+	# rpcrdma.ko alone for Debian 12's 6.12 kernel (no Rust there): its
+	# build is the smoke cut in make check (against Debian's headers and
+	# their Module.symvers, with modversions: an import missing or of
+	# another type stops modpost); booting it is make distro-check's.
+	bg_step distro-lts "$logs/distro-lts-build.log" 6.12 scripts/distro/distro.sh build "$distro_lts"
 ) </dev/null &
 background=$!
 # kill_tree PID: PID and everything it started (the background builds when
@@ -190,7 +197,7 @@ kill_tree() {
 }
 trap 'kill_tree "$background"' EXIT
 trap 'exit 130' INT TERM
-note "kernel $cut_base, stock kernel $CHECK_FULL_BASE, stock kernel $cut_base, the distribution's modules: building in the background (nice 19; logs build/check/kernel-$cut_base.log, stock-kernel-*.log, distro-build.log)"
+note "kernel $cut_base, stock kernel $CHECK_FULL_BASE, stock kernel $cut_base, the distribution's modules: building in the background (nice 19; logs build/check/kernel-$cut_base.log, stock-kernel-*.log, distro-build.log, distro-lts-build.log)"
 
 # wait_background NAME: the background step NAME's exit status (1 if it
 # never ran: the chain stopped before it), once it is done.
@@ -358,6 +365,10 @@ if [ $distro_rc -eq 0 ]; then
 	tally_selftests "$logs/distro-test.log" $(scripts/distro/distro-test.sh --list)
 	[ $distro_test_rc -eq 0 ] || count "distro test: guest or runner failed (build/check/distro-test.log)" 1
 fi
+wait_background distro-lts
+distro_lts_rc=$?
+tail -n 1 "$logs/distro-lts-build.log"
+count "make distro $distro_lts: rpcrdma.ko (the 6.12 series' C patches) for Debian 12's 6.12 kernel (build/check/distro-lts-build.log; booted by make distro-check)" $distro_lts_rc
 
 # The judges can fail: corrupted copies of the rows and the bench output
 # this run kept must each be judged not ok (rows of the 7.3 base).

@@ -7,8 +7,8 @@
 # updates/ as an admin installs it, and run the guest programs there.
 #
 #   scripts/distro/distro-test.sh [RELEASE]
-#   scripts/distro/distro-test.sh --list     the programs it runs (make check
-#                                            tallies them)
+#   scripts/distro/distro-test.sh --list [RELEASE]   the programs it runs
+#                                            (make check tallies them)
 #
 # One guest (soft-RoCE, nfsd and the NFS client in it), programs in this
 # order: cm_stock_conformance.sh first, with rpcrdma_cm not loaded (the
@@ -18,26 +18,40 @@
 # nfs_rdma_roundtrip.sh and cm_negotiation.sh with the module (NFSv3 and
 # NFSv4.2 over rxe, byte-exact around the thresholds, both ends'
 # negotiation in debugfs as configured, the private data in the trace) and
-# dmesg_clean.sh. Over the soft RDMA devices the distribution builds
-# (Debian's 7.3: rxe; siw is not set). RPCRDMA_CM_NEGOTIATION_SIZES as for
-# make selftests (make check: the corners). Prints the runner's KTAP; exit status non-zero when the
-# guest failed or a program did not pass.
+# dmesg_clean.sh. On a kernel without Rust (Debian's 6.12) there is no
+# rpcrdma_cm.ko: the same without module_load.sh and cm_negotiation.sh
+# (nfs_rdma_roundtrip.sh then mounts through the rebuilt rpcrdma alone).
+# Over the soft RDMA devices the distribution builds (Debian's 7.3: rxe;
+# siw is not set). RPCRDMA_CM_NEGOTIATION_SIZES as for make selftests
+# (make check: the corners). Prints the runner's KTAP; exit status
+# non-zero when the guest failed or a program did not pass.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-progs=(cm_stock_conformance.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
-	cm_negotiation.sh dmesg_clean.sh)
+distro=$RPCRDMA_CM_TOP/scripts/distro/distro.sh
+list=0
 if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
+read -r release version < <("$distro" version ${1:+"$1"}) || exit 1
+rust=$("$distro" rust "$release") || exit 1
+if [ "$rust" = y ]; then
+	progs=(cm_stock_conformance.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
+		cm_negotiation.sh dmesg_clean.sh)
+else
+	progs=(cm_stock_conformance.sh distro_kernel.sh rxe_active.sh nfs_rdma_roundtrip.sh dmesg_clean.sh)
+fi
+if [ $list = 1 ]; then
 	echo "${progs[@]}"
 	exit 0
 fi
 require_root "make distro-test"
 
-distro=$RPCRDMA_CM_TOP/scripts/distro/distro.sh
-read -r release version < <("$distro" version ${1:+"$1"}) || exit 1
 built=$RPCRDMA_CM_TOP/build/distro/$release
 [ -f "$built/rpcrdma.ko" ] || rpcrdma_cm_die "$built/rpcrdma.ko missing: run 'make distro' first"
-[ -f "$built/rpcrdma_cm.ko" ] || rpcrdma_cm_die "$built/rpcrdma_cm.ko missing: $release has no Rust, or 'make distro' failed"
+[ "$rust" = n ] || [ -f "$built/rpcrdma_cm.ko" ] ||
+	rpcrdma_cm_die "$built/rpcrdma_cm.ko missing: 'make distro' failed"
 
 # The image and modules as the packages hold them, and a copy of its tree
 # (hard links: nothing of the pristine one changes) into which the modules
@@ -47,8 +61,15 @@ root=$RPCRDMA_CM_CACHE/distro/test-$release
 rm -rf "$root"
 cp -al "$pristine" "$root"
 DESTDIR=$root "$distro" install "$release" >/dev/null || rpcrdma_cm_die "installing into $root failed"
-kimg=$root/usr/lib/modules/$release/vmlinuz
-[ -f "$kimg" ] || rpcrdma_cm_die "no $kimg in the packages of $release"
+# The image where the packages put it: Debian 13's beside its modules,
+# Debian 12's in /boot. The modules: lib/modules (on a merged-/usr root a
+# link to usr/lib/modules).
+mods=$root/lib/modules/$release
+kimg=$mods/vmlinuz
+[ -f "$kimg" ] || kimg=$root/boot/vmlinuz-$release
+[ -f "$kimg" ] || rpcrdma_cm_die "no kernel image of $release in its packages (lib/modules/$release/vmlinuz, boot/)"
+ko=''
+[ "$rust" = n ] || ko=$mods/updates/rpcrdma_cm.ko
 
 # The kselftest helpers of the same kernel version: the build root's tree.
 ksft=$("$distro" tree "$release")/tools/testing/selftests
@@ -57,13 +78,13 @@ ksft=$("$distro" tree "$release")/tools/testing/selftests
 # The soft RDMA devices the distribution builds: Debian's 7.3 has rxe and
 # not siw (CONFIG_RDMA_SIW unset).
 transports=rxe
-[ -z "$(find "$root/usr/lib/modules/$release/kernel/drivers/infiniband/sw" -name 'siw.ko*' 2>/dev/null)" ] ||
+[ -z "$(find "$mods/kernel/drivers/infiniband/sw/" -name 'siw.ko*' 2>/dev/null)" ] ||
 	transports="rxe siw"
 
 log=$(mktemp /tmp/rpcrdma-cm-distro-test.XXXXXX)
 trap 'rm -f "$log"' EXIT
 "$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kimg "$kimg" --name distro --timeout "${DISTRO_TEST_TIMEOUT:-1500}" -- \
-	env "KSFT_DIR=$ksft" "RPCRDMA_CM_KO=$root/usr/lib/modules/$release/updates/rpcrdma_cm.ko" \
+	env "KSFT_DIR=$ksft" "RPCRDMA_CM_KO=$ko" \
 	"RPCRDMA_CM_DISTRO_RELEASE=$release" "RPCRDMA_CM_DISTRO_VERSION=$version" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" "RPCRDMA_CM_REPLY_TRANSPORTS=$transports" \
 	"RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-}" \

@@ -15,6 +15,9 @@
 #       of RELEASE (its kselftest helpers, for that test)
 #   scripts/distro/distro.sh version [RELEASE]   prints RELEASE and the Debian
 #       version of its packages
+#   scripts/distro/distro.sh rust [RELEASE]   prints y when RELEASE was built
+#       with Rust (CONFIG_RUST in its headers' .config: rpcrdma_cm.ko too),
+#       n when not (rpcrdma.ko only)
 #
 # RELEASE is a kernel release listed in scripts/distro/debian.pins
 # (default: the first there, Debian's 7.3.4+deb13-amd64).
@@ -50,17 +53,25 @@ set -euo pipefail
 
 PINS=$RPCRDMA_CM_TOP/scripts/distro/debian.pins
 DISTRO_CACHE=$RPCRDMA_CM_CACHE/distro
-# The build root: Debian 13 with the compilers of its kernels. rustc,
-# rust-src and rustfmt are pinned to the version whose text Debian's 7.3
-# kernels carry (checked against the headers' .config below); bindgen to
-# trixie's.
-ROOT_SUITE=trixie
+# The build root: the Debian release the kernel was built in (the suite of
+# its pinned packages, without -backports or -security), with that
+# release's compilers. Debian 13 (the 7.3 backports): rustc, rust-src and
+# rustfmt are pinned to the version whose text Debian's 7.3 kernels carry
+# (checked against the headers' .config below), bindgen to trixie's.
+# Debian 12 (its 6.12 kernels, no Rust): gcc-12, the compiler of those.
+root_packages() {
+	case $1 in
+	trixie)
+		echo "rustc=$ROOT_RUSTC rust-src=$ROOT_RUSTC rustfmt=$ROOT_RUSTC bindgen=0.71.1-6" \
+			clang-19 llvm-19 lld-19 libclang-19-dev gcc-14 gcc make flex bison bc libelf-dev \
+			libssl-dev python3 cpio kmod dwarves openssl xz-utils ;;
+	bookworm)
+		echo gcc-12 gcc make flex bison bc libelf-dev libssl-dev python3 cpio kmod dwarves \
+			openssl xz-utils ;;
+	*) rpcrdma_cm_die "no build root is known for Debian $1 (scripts/distro/distro.sh root_packages)" ;;
+	esac
+}
 ROOT_RUSTC=1.85.1+dfsg1-1+deb13u1
-ROOT_PACKAGES=(
-	"rustc=$ROOT_RUSTC" "rust-src=$ROOT_RUSTC" "rustfmt=$ROOT_RUSTC" bindgen=0.71.1-6
-	clang-19 llvm-19 lld-19 libclang-19-dev gcc-14 gcc make flex bison bc libelf-dev
-	libssl-dev python3 cpio kmod dwarves openssl xz-utils
-)
 
 usage() {
 	sed -n '/^#   scripts/,/^# RELEASE/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -75,6 +86,9 @@ case $release in
 *[!A-Za-z0-9.+_~-]*) rpcrdma_cm_die "'$release' is not a kernel release" ;;
 esac
 out=$RPCRDMA_CM_TOP/build/distro/$release
+ROOT_SUITE=$(awk -v r="$release" '$1 == r && $6 == "build" { sub(/-(backports|security|updates)$/, "", $2); print $2; exit }' "$PINS")
+read -r -a ROOT_PACKAGES <<<"$(root_packages "$ROOT_SUITE")"
+[ ${#ROOT_PACKAGES[@]} -gt 0 ] || exit 1
 mkdir -p "$RPCRDMA_CM_CACHE/distro"
 # One build, install or test at a time on this machine (they share the
 # build root and its trees).
@@ -109,6 +123,28 @@ fetch() {
 			rpcrdma_cm_die "$(ls "$deb"*.deb): checksum differs from the one pinned in $PINS"
 		ls "$deb"*.deb
 	done < <(pins "$1")
+}
+
+# unpack DEB DIR: DEB's files into DIR, through DIR's links to directories
+# (dpkg-deb -x would replace a merged-/usr root's lib -> usr/lib with the
+# package's lib/, as Debian 12's headers have one, and so break the root).
+unpack() {
+	dpkg-deb --fsys-tarfile "$1" | tar -x --keep-directory-symlink -C "$2"
+}
+
+# rust_kernel: y or n, CONFIG_RUST of the release's headers (read from
+# their package, fetched if need be). grep reads to the end (no -q): under
+# pipefail, a grep that stopped early would fail the pipe by tar's SIGPIPE.
+rust_kernel() {
+	local deb
+	for deb in $(fetch build); do
+		if dpkg-deb --fsys-tarfile "$deb" |
+			tar -xO "./usr/src/linux-headers-$release/.config" 2>/dev/null | grep -x 'CONFIG_RUST=y' >/dev/null; then
+			echo y
+			return
+		fi
+	done
+	echo n
 }
 
 # The build root, made once for its package list and reused.
@@ -184,7 +220,7 @@ build() {
 	rm -f "$out/rpcrdma.ko" "$out/rpcrdma_cm.ko"
 	debs=$(fetch build) || exit 1
 	make_root
-	for deb in $debs; do dpkg-deb -x "$deb" "$ROOT"; done
+	for deb in $debs; do unpack "$deb" "$ROOT"; done
 	HEADERS=/usr/src/linux-headers-$release
 	[ -f "$ROOT$HEADERS/.config" ] || rpcrdma_cm_die "no .config in $HEADERS: not a headers package?"
 	# The source: Debian's of the same version, and the series of its base.
@@ -221,7 +257,11 @@ build() {
 		abstraction)
 			(cd "$ROOT$patched" && git apply --include=rust/kernel/sunrpc/rdma_cm.rs "$p") ||
 				rpcrdma_cm_die "${p##*/} does not apply"
-			echo "rpcrdma_cm.ko (its rust/kernel/sunrpc/rdma_cm.rs): ${p##*/}" ;;
+			if [ "$(config RUST)" = y ]; then
+				echo "rpcrdma_cm.ko (its rust/kernel/sunrpc/rdma_cm.rs): ${p##*/}"
+			else
+				echo "not taken (the Rust abstraction; no Rust in $release): ${p##*/}"
+			fi ;;
 		in-tree) echo "not taken (the in-tree rpcrdma_cm; rust/ is built instead): ${p##*/}" ;;
 		kernel) echo "not taken (the kernel image's): ${p##*/}" ;;
 		esac >>"$out/report.txt"
@@ -246,6 +286,12 @@ build() {
 
 	if [ "$(config RUST)" != y ]; then
 		echo "no Rust in $release (CONFIG_RUST unset): rpcrdma.ko only" | tee -a "$out/report.txt"
+		# The kselftest helpers of the same version, for distro-test.sh
+		# (on a Rust kernel, the metadata's whole tree has them).
+		rm -rf "$ROOT$work/linux"
+		mkdir -p "$ROOT$work/linux"
+		tar -xJf "$tarball" -C "$ROOT$work/linux" --strip-components=1 \
+			"$KBASE_SOURCE_PKG/tools/testing/selftests/kselftest"
 		return 0
 	fi
 	build_rust "$work" "$patched" "$cc" "$base"
@@ -373,7 +419,7 @@ boot_root() {
 		debs=$(fetch boot) || exit 1
 		rm -rf "$dir.tmp"
 		mkdir -p "$dir.tmp"
-		for deb in $debs; do dpkg-deb -x "$deb" "$dir.tmp"; done
+		for deb in $debs; do unpack "$deb" "$dir.tmp"; done
 		# /lib as on a merged-/usr system, so that depmod -b finds lib/modules.
 		[ -e "$dir.tmp/lib" ] || ln -s usr/lib "$dir.tmp/lib"
 		touch "$dir.tmp/.complete"
@@ -390,5 +436,6 @@ uninstall) require_root "make distro-uninstall"; uninstall_modules ;;
 boot-root) boot_root ;;
 tree) ls -d "$ROOT/build/$release/linux" ;;
 version) echo "$release $(pinned_version)" ;;
+rust) rust_kernel ;;
 *) usage ;;
 esac
