@@ -13,6 +13,16 @@ use std::io::Write;
 
 /// Arguments of `decode`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm decode f6ab0e1801010303\n",
+    "  raw: f6ab0e1801010303 (8 octets)\n",
+    "  conforming: version 1\n",
+    "    remote invalidation: true\n",
+    "    max send: 4096 bytes\n",
+    "    max recv: 4096 bytes\n\n",
+    "Exit status: 0 conforming, 1 not conforming, 2 usage error."
+))]
 pub(crate) struct DecodeArgs {
     /// The private data in hex (spaces, colons and a leading 0x allowed; "" for none).
     #[arg(value_parser = octets, allow_hyphen_values = true)]
@@ -24,6 +34,12 @@ pub(crate) struct DecodeArgs {
 
 /// Arguments of `encode`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm encode --send 65536 --no-ri\n",
+    "  f6ab0e1801003f03\n\n",
+    "Exit status: 0 success, 2 usage error."
+))]
 pub(crate) struct EncodeArgs {
     /// This side's limits.
     #[command(flatten)]
@@ -35,6 +51,21 @@ pub(crate) struct EncodeArgs {
 
 /// Arguments of `negotiate`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm negotiate --send 65536 f6ab0e1801010f0f\n",
+    "  local: send 65536 recv 4096 remote invalidation true\n",
+    "    advertises: f6ab0e1801013f03\n",
+    "  peer:\n",
+    "    raw: f6ab0e1801010f0f (8 octets)\n",
+    "    ...\n",
+    "  negotiated:\n",
+    "    send threshold: 16384 bytes\n",
+    "    recv threshold: 4096 bytes\n",
+    "    remote invalidation: true\n\n",
+    "Exit status: 0 the peer's data conforms, 1 it does not (the RFC default\n",
+    "is used), 2 usage error."
+))]
 pub(crate) struct NegotiateArgs {
     /// This side's limits.
     #[command(flatten)]

@@ -27,6 +27,12 @@ pub(crate) enum Transport {
 
 /// Arguments of `ping`.
 #[derive(Args, Debug, Clone)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm ping --transport rdma --count 3 --version 4 192.168.100.1\n\n",
+    "Exit status: 0 every call was answered with SUCCESS, 1 otherwise,\n",
+    "2 usage error."
+))]
 pub(crate) struct PingArgs {
     /// The server: HOST, HOST:PORT or [IPV6]:PORT.
     pub target: String,

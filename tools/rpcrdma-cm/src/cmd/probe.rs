@@ -21,6 +21,18 @@ use std::time::{Duration, Instant};
 
 /// Arguments of `probe`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm probe 192.168.100.1\n",
+    "  192.168.100.1:20049 accepted\n",
+    "  sent: f6ab0e1801010303 (8 octets)\n",
+    "  received:\n",
+    "    raw: f6ab0e1801000303 + 188 zero octets (196 octets)\n",
+    "    conforming: version 1\n",
+    "    ...\n\n",
+    "Exit status: 0 accepted with conforming private data, 1 rejected,\n",
+    "unreachable, non-conforming or not cleanly disconnected, 2 usage error."
+))]
 pub(crate) struct ProbeArgs {
     /// The listener: HOST, HOST:PORT or [IPV6]:PORT (default port 20049).
     pub target: String,

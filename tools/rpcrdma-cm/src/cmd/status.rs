@@ -19,6 +19,16 @@ pub(crate) const DEFAULT_DIR: &str = "/sys/kernel/debug/rpcrdma_cm";
 
 /// Arguments of `status`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm status\n",
+    "  ROLE       PEER                 CONFORMANCE  PEER SEND/RECV  ADVERTISED       NEGOTIATED  RI\n",
+    "  requester  192.168.100.1:20049  ok           4096/4096       4096/4096 ri=1   4096/4096   no\n\n",
+    "  ROLE       CONNECTIONS  CONFORMING  ABSENT  ZEROED  SHORT  BAD_MAGIC ...\n",
+    "  requester  1            1           0       0       0      0 ...\n\n",
+    "Needs root (debugfs). Exit status: 0 success, 1 the module is not loaded,\n",
+    "debugfs is not mounted or its files cannot be read, 2 usage error."
+))]
 pub(crate) struct StatusArgs {
     /// The module's debugfs directory.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR)]

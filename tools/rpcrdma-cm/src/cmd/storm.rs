@@ -19,6 +19,17 @@ const MAGIC: [u8; 4] = [0xf6, 0xab, 0x0e, 0x18];
 
 /// Arguments of `storm`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm storm --count 3 --seed 1 192.168.100.1\n",
+    "  conn 0 req=f6ab0e18... rep=f6ab0e1801010303... outcome=accepted\n",
+    "  ...\n",
+    "  $ rpcrdma-cm storm --count 3 --seed 1 --print-cases\n\n",
+    "One line per connect: what was sent, what the accept (or reject) carried,\n",
+    "and the outcome. The same seed gives the same private data.\n\n",
+    "Exit status: 0 every connect was accepted and cleanly disconnected,\n",
+    "1 otherwise, 2 usage error."
+))]
 pub(crate) struct StormArgs {
     /// The listener: HOST, HOST:PORT or [IPV6]:PORT (default port 20049);
     /// not needed with --print-cases.

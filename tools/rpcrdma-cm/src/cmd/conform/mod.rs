@@ -48,6 +48,23 @@ const MAX_PAIRS: u32 = 24;
 
 /// Arguments of `conform`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm conform 192.168.100.1\n",
+    "  192.168.100.1:20049 over InfiniBand/RoCE: Accept f6ab0e1801010303\n",
+    "  pass  §4          accept.magic: the Accept's message starts with the magic ...\n",
+    "        sent: private data f6ab0e180100ffff\n",
+    "        got:  f6ab0e1801010303 (196 octets)\n",
+    "  ...\n",
+    "  FAIL  §5          request.none.above: ... no inline Reply above 1024 octets ...\n",
+    "  ...\n\n",
+    "It only connects, sends a NULL call and read-only NFSv4.0 COMPOUNDs\n",
+    "(PUTROOTFH + GETATTR) of at most 1 KB, and disconnects: safe against a\n",
+    "production server. Verdicts: pass, FAIL, n/a (not applicable here),\n",
+    "? (could not tell: the tool could not observe it, e.g. no NFSv4.0).\n\n",
+    "Exit status: 0 no requirement failed, 1 one failed or the server did\n",
+    "not accept a conforming request, 2 usage error."
+))]
 pub(crate) struct ConformArgs {
     /// The server: HOST, HOST:PORT or [IPV6]:PORT (default port 20049).
     pub target: String,

@@ -34,6 +34,18 @@ const WAIT_FOR_LIMIT: Duration = Duration::from_secs(120);
 
 /// Arguments of `respond`.
 #[derive(Args, Debug)]
+#[command(after_help = concat!(
+    "Example:\n",
+    "  $ rpcrdma-cm respond --no-pdata --count 1 192.168.100.2:20050\n",
+    "  listening on 192.168.100.2:20050\n",
+    "  conn 0 req=f6ab0e1801010303000000... rep=-\n\n",
+    "Each connection is accepted, then disconnected (after --hold); without\n",
+    "--answer-rpc no RPC is answered. \"req\" is the request's private data as\n",
+    "the CM delivered it (padded to 56 octets on InfiniBand and RoCE, exact\n",
+    "over iWARP).\n\n",
+    "Exit status: 0 every connection was established and closed, 1 one was\n",
+    "not or the listener failed, 2 usage error."
+))]
 pub(crate) struct RespondArgs {
     /// Where to listen: ADDRESS, ADDRESS:PORT or [IPV6]:PORT (default port 20049).
     pub address: String,
