@@ -207,23 +207,30 @@ distro-test: distro tools
 	$(SCRIPTS)/distro/distro-test.sh $(DISTRO_RELEASE)
 
 # Every release of scripts/distro/debian.pins, built and booted.
-DISTRO_RELEASES := $(shell awk '!/^\#/ && NF { print $$1 }' scripts/distro/debian.pins | uniq)
+DISTRO_RELEASES := $(shell awk '!/^[#]/ && NF { print $$1 }' scripts/distro/debian.pins | uniq)
 distro-check: tools
-	set -e; for r in $(DISTRO_RELEASES); do \
-		$(SCRIPTS)/distro/distro.sh build $$r; \
-		$(SCRIPTS)/distro/distro-test.sh $$r; \
-	done
+	@[ -n "$(DISTRO_RELEASES)" ] || { echo "distro-check: no release in scripts/distro/debian.pins"; exit 1; }
+	failed=''; for r in $(DISTRO_RELEASES); do \
+		{ $(SCRIPTS)/distro/distro.sh build $$r && $(SCRIPTS)/distro/distro-test.sh $$r; } || failed="$$failed $$r"; \
+	done; \
+	[ -z "$$failed" ] || { echo "distro-check: failed:$$failed"; exit 1; }; \
+	echo "distro-check: passed: $(DISTRO_RELEASES)"
 
 # This tree in /usr/src/rpcrdma_cm-<version> with scripts/distro/dkms.conf
 # at its top, added to DKMS (version: git describe, or DKMS_VERSION=).
 DKMS_VERSION ?= $(or $(shell git describe --always --dirty 2>/dev/null | tr -c '[:alnum:].\n' .),0)
-DKMS_KERNELS := $(shell awk '!/^\#/ && NF { print $$1 }' scripts/distro/debian.pins | sort -u | sed 's/[.+]/[&]/g' | paste -sd '|')
+DKMS_KERNELS := $(shell awk '!/^[#]/ && NF { print $$1 }' scripts/distro/debian.pins | sort -u | sed 's/[.+]/[&]/g' | paste -sd '|')
+# The releases built with Rust, for dkms.conf's rpcrdma_cm.ko (evaluated
+# only by distro-dkms: it may fetch their headers).
+DKMS_RUST_KERNELS = $(or $(shell for r in $(DISTRO_RELEASES); do \
+	[ "$$($(SCRIPTS)/distro/distro.sh rust $$r)" = y ] && echo $$r; done | sed 's/[.+]/[&]/g' | paste -sd '|'),^$$)
 distro-dkms:
 	-dkms remove rpcrdma_cm/$(DKMS_VERSION) --all 2>/dev/null
 	rm -rf /usr/src/rpcrdma_cm-$(DKMS_VERSION)
 	mkdir -p /usr/src/rpcrdma_cm-$(DKMS_VERSION)
 	git ls-files -z | xargs -0 cp --parents -t /usr/src/rpcrdma_cm-$(DKMS_VERSION)
 	sed -e 's/@VERSION@/$(DKMS_VERSION)/' -e 's/@KERNELS@/^($(DKMS_KERNELS))$$/' \
+		-e 's/@RUST_KERNELS@/^($(DKMS_RUST_KERNELS))$$/' \
 		scripts/distro/dkms.conf >/usr/src/rpcrdma_cm-$(DKMS_VERSION)/dkms.conf
 	dkms add rpcrdma_cm/$(DKMS_VERSION)
 

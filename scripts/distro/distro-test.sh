@@ -48,10 +48,21 @@ if [ $list = 1 ]; then
 fi
 require_root "make distro-test"
 
+# The build root's lock for the whole run: a 'make distro' of a release
+# built in the same root (or DKMS) would replace the trees the guest reads.
+suite=$("$distro" suite "$release") || exit 1
+exec 9>"$RPCRDMA_CM_CACHE/distro/lock-$suite"
+flock 9
+export RPCRDMA_CM_DISTRO_LOCKED=1
+
 built=$RPCRDMA_CM_TOP/build/distro/$release
 [ -f "$built/rpcrdma.ko" ] || rpcrdma_cm_die "$built/rpcrdma.ko missing: run 'make distro' first"
 [ "$rust" = n ] || [ -f "$built/rpcrdma_cm.ko" ] ||
 	rpcrdma_cm_die "$built/rpcrdma_cm.ko missing: 'make distro' failed"
+# The series' patches the rebuilt rpcrdma.ko took, as the build reported
+# them (distro_kernel.sh finds exactly these in its modinfo).
+patches=$(sed -n 's/^rpcrdma\.ko: \([0-9]\{4\}\)-.*/\1/p' "$built/report.txt" | paste -sd ' ')
+[ -n "$patches" ] || rpcrdma_cm_die "$built/report.txt lists no patch taken into rpcrdma.ko"
 
 # The image and modules as the packages hold them, and a copy of its tree
 # (hard links: nothing of the pristine one changes) into which the modules
@@ -86,6 +97,7 @@ trap 'rm -f "$log"' EXIT
 "$RPCRDMA_CM_TOP/scripts/guest/guest.sh" --kimg "$kimg" --name distro --timeout "${DISTRO_TEST_TIMEOUT:-1500}" -- \
 	env "KSFT_DIR=$ksft" "RPCRDMA_CM_KO=$ko" \
 	"RPCRDMA_CM_DISTRO_RELEASE=$release" "RPCRDMA_CM_DISTRO_VERSION=$version" \
+	"RPCRDMA_CM_DISTRO_PATCHES=$patches" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" "RPCRDMA_CM_REPLY_TRANSPORTS=$transports" \
 	"RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-}" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "${progs[@]}" 2>&1 | tee "$log"

@@ -15,6 +15,9 @@
 #       of RELEASE (its kselftest helpers, for that test)
 #   scripts/distro/distro.sh version [RELEASE]   prints RELEASE and the Debian
 #       version of its packages
+#   scripts/distro/distro.sh suite [RELEASE]   prints the Debian release of
+#       RELEASE's build root (distro-test.sh takes its lock,
+#       ~/.cache/rpcrdma_cm/distro/lock-SUITE)
 #   scripts/distro/distro.sh rust [RELEASE]   prints y when RELEASE was built
 #       with Rust (CONFIG_RUST in its headers' .config: rpcrdma_cm.ko too),
 #       n when not (rpcrdma.ko only)
@@ -90,10 +93,14 @@ ROOT_SUITE=$(awk -v r="$release" '$1 == r && $6 == "build" { sub(/-(backports|se
 read -r -a ROOT_PACKAGES <<<"$(root_packages "$ROOT_SUITE")"
 [ ${#ROOT_PACKAGES[@]} -gt 0 ] || exit 1
 mkdir -p "$RPCRDMA_CM_CACHE/distro"
-# One build, install or test at a time on this machine (they share the
-# build root and its trees).
-exec 9>"$RPCRDMA_CM_CACHE/distro/lock"
-flock 9
+# One build, install or test at a time per build root (its trees, and the
+# releases built in it); releases of another Debian release go on beside
+# them. distro-test.sh holds the lock for its whole run and says so
+# (RPCRDMA_CM_DISTRO_LOCKED=1): the calls it makes do not take it again.
+if [ -z "${RPCRDMA_CM_DISTRO_LOCKED:-}" ]; then
+	exec 9>"$RPCRDMA_CM_CACHE/distro/lock-$ROOT_SUITE"
+	flock 9
+fi
 
 # pins ROLE: the pinned packages of the release for ROLE, one line each:
 # SUITE PACKAGE VERSION SHA256.
@@ -110,13 +117,18 @@ pinned_version() {
 # fetch ROLE: the release's packages for ROLE in $DISTRO_CACHE/debs,
 # downloaded unless there, each checked against its pinned SHA256.
 fetch() {
-	local suite pkg ver sum deb
+	local suite suites pkg ver sum deb
 	mkdir -p "$DISTRO_CACHE/debs"
 	while read -r suite pkg ver sum; do
 		deb=$(printf '%s/debs/%s_%s_' "$DISTRO_CACHE" "$pkg" "${ver//:/%3a}")
 		if ! ls "$deb"*.deb >/dev/null 2>&1; then
 			echo "distro: fetching $pkg $ver from $suite" >&2
-			apt_fetch "$DISTRO_CACHE/debs" "$suite" "$pkg=$ver" ||
+			# A security update leaves the security suite when the next
+			# one comes, and reaches the release's own suite at its point
+			# release: both are asked (the checksum fixes the content).
+			suites=$suite
+			case $suite in *-security) suites="$suite ${suite%-security}" ;; esac
+			apt_fetch "$DISTRO_CACHE/debs" "$suites" "$pkg=$ver" ||
 				rpcrdma_cm_die "$pkg=$ver is not in $suite any more: update $PINS on purpose"
 		fi
 		echo "$sum  $(ls "$deb"*.deb)" | sha256sum -c --quiet - ||
@@ -136,15 +148,19 @@ unpack() {
 # their package, fetched if need be). grep reads to the end (no -q): under
 # pipefail, a grep that stopped early would fail the pipe by tar's SIGPIPE.
 rust_kernel() {
-	local deb
-	for deb in $(fetch build); do
-		if dpkg-deb --fsys-tarfile "$deb" |
-			tar -xO "./usr/src/linux-headers-$release/.config" 2>/dev/null | grep -x 'CONFIG_RUST=y' >/dev/null; then
+	local debs deb config
+	debs=$(fetch build) || exit 1
+	for deb in $debs; do
+		config=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/linux-headers-$release/.config" 2>/dev/null) ||
+			continue
+		if grep -x 'CONFIG_RUST=y' >/dev/null <<<"$config"; then
 			echo y
-			return
+		else
+			echo n
 		fi
+		return
 	done
-	echo n
+	rpcrdma_cm_die "no .config of $release in its headers packages"
 }
 
 # The build root, made once for its package list and reused.
@@ -215,7 +231,7 @@ patch_part() {
 }
 
 build() {
-	local debs deb tarball base ver work patched cc p part applied=()
+	local debs deb tarball base ver work patched cc rust p part applied=()
 	require_root "make distro"
 	rm -f "$out/rpcrdma.ko" "$out/rpcrdma_cm.ko"
 	debs=$(fetch build) || exit 1
@@ -231,7 +247,12 @@ build() {
 		rpcrdma_cm_die "headers $ver but the pinned $KBASE_SOURCE_PKG is $KBASE_SOURCE_VERSION: the source must be the kernel's own"
 	tarball=$LINUX_TARBALL
 	[ -r "$tarball" ] || rpcrdma_cm_die "$tarball missing: run 'make deps'"
+	# The compiler the kernel was built with, by its version text (Kbuild
+	# only warns about another, in a log nobody reads).
 	cc=$(config CC_VERSION_TEXT | cut -d' ' -f1)
+	[ "$(in_root "$cc --version" | head -n 1)" = "$(config CC_VERSION_TEXT)" ] ||
+		rpcrdma_cm_die "the kernel was built by '$(config CC_VERSION_TEXT)'; the build root has '$(in_root "$cc --version" | head -n 1)'"
+	rust=$(config RUST)
 	work=/build/$release
 	mkdir -p "$ROOT$work" "$out"
 	: >"$out/report.txt"
@@ -255,9 +276,9 @@ build() {
 			applied+=("${p##*/}")
 			echo "rpcrdma.ko: ${p##*/}" ;;
 		abstraction)
-			(cd "$ROOT$patched" && git apply --include=rust/kernel/sunrpc/rdma_cm.rs "$p") ||
-				rpcrdma_cm_die "${p##*/} does not apply"
-			if [ "$(config RUST)" = y ]; then
+			if [ "$rust" = y ]; then
+				(cd "$ROOT$patched" && git apply --include=rust/kernel/sunrpc/rdma_cm.rs "$p") ||
+					rpcrdma_cm_die "${p##*/} does not apply"
 				echo "rpcrdma_cm.ko (its rust/kernel/sunrpc/rdma_cm.rs): ${p##*/}"
 			else
 				echo "not taken (the Rust abstraction; no Rust in $release): ${p##*/}"
@@ -284,17 +305,37 @@ build() {
 		{ cat "$out/rpcrdma.log" >&2; rpcrdma_cm_die "rpcrdma.ko did not build (see $out/rpcrdma.log)"; }
 	install -m 0644 "$ROOT$patched/net/sunrpc/xprtrdma/rpcrdma.ko" "$out/rpcrdma.ko"
 
-	if [ "$(config RUST)" != y ]; then
+	if [ "$rust" != y ]; then
 		echo "no Rust in $release (CONFIG_RUST unset): rpcrdma.ko only" | tee -a "$out/report.txt"
-		# The kselftest helpers of the same version, for distro-test.sh
-		# (on a Rust kernel, the metadata's whole tree has them).
-		rm -rf "$ROOT$work/linux"
-		mkdir -p "$ROOT$work/linux"
-		tar -xJf "$tarball" -C "$ROOT$work/linux" --strip-components=1 \
-			"$KBASE_SOURCE_PKG/tools/testing/selftests/kselftest"
+		# The whole source, unprepared, once per source tarball: for the
+		# check below and the kselftest helpers of distro-test.sh (on a
+		# Rust kernel, the metadata's tree serves both).
+		local tree=$work/linux stamp
+		stamp="$(sha256sum <"$tarball" | cut -c1-16) source"
+		if [ "$(cat "$ROOT$tree.stamp" 2>/dev/null)" != "$stamp" ]; then
+			rm -rf "$ROOT$tree" "$ROOT$tree.stamp"
+			mkdir -p "$ROOT$tree"
+			tar -xJf "$tarball" -C "$ROOT$tree" --strip-components=1
+			echo "$stamp" >"$ROOT$tree.stamp"
+		fi
+		header_users "$ROOT$tree"
 		return 0
 	fi
 	build_rust "$work" "$patched" "$cc" "$base"
+}
+
+# header_users TREE: the series' headers that rpcrdma.ko takes must be
+# included by rpcrdma alone in the kernel's source TREE: nothing else of
+# the kernel depends on their layout. (Module.symvers does not show it:
+# modpost records the versions of what rpcrdma imports from the
+# distribution's file, and genksyms versions only what it exports.)
+header_users() {
+	local h users
+	for h in linux/sunrpc/rpc_rdma.h linux/sunrpc/svc_rdma.h trace/events/rpcrdma.h; do
+		users=$(cd "$1" && grep -rl --include='*.[ch]' "#include <$h>" . |
+			grep -v '^\./net/sunrpc/xprtrdma/' | grep -v '^\./include/linux/sunrpc/svc_rdma\.h$' || true)
+		[ -z "$users" ] || rpcrdma_cm_die "$h is included outside rpcrdma ($users): the rebuilt rpcrdma.ko would not match them"
+	done
 }
 
 # build_rust WORK PATCHED CC BASE: the kernel crate's metadata, the symbol
@@ -340,14 +381,7 @@ build_rust() {
 		tee -a "$out/report.txt"
 	[ "${PIPESTATUS[0]}" = 0 ] ||
 		rpcrdma_cm_die "the rebuilt kernel crate does not match $release: rpcrdma_cm.ko would not load (rpcrdma.ko is built)"
-	# The series' headers that rpcrdma.ko takes are included by rpcrdma
-	# alone: nothing else of the kernel depends on their layout.
-	local h users
-	for h in linux/sunrpc/rpc_rdma.h linux/sunrpc/svc_rdma.h trace/events/rpcrdma.h; do
-		users=$(cd "$ROOT$tree" && grep -rl --include='*.[ch]' "#include <$h>" . |
-			grep -v '^\./net/sunrpc/xprtrdma/' | grep -v '^\./include/linux/sunrpc/svc_rdma\.h$' || true)
-		[ -z "$users" ] || rpcrdma_cm_die "$h is included outside rpcrdma ($users): the rebuilt rpcrdma.ko would not match them"
-	done
+	header_users "$ROOT$tree"
 
 	cm=$work/rpcrdma_cm
 	rm -rf "$ROOT$cm"
@@ -437,5 +471,6 @@ boot-root) boot_root ;;
 tree) ls -d "$ROOT/build/$release/linux" ;;
 version) echo "$release $(pinned_version)" ;;
 rust) rust_kernel ;;
+suite) echo "$ROOT_SUITE" ;;
 *) usage ;;
 esac

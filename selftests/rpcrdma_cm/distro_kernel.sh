@@ -13,8 +13,9 @@
 #
 # Environment: RPCRDMA_CM_DISTRO_RELEASE (the kernel release) and
 # RPCRDMA_CM_DISTRO_VERSION (its Debian package version), both from
-# scripts/distro/debian.pins; RPCRDMA_CM_KO (empty on a kernel without
-# Rust).
+# scripts/distro/debian.pins; RPCRDMA_CM_DISTRO_PATCHES (the numbers of
+# the series' patches the build took into rpcrdma.ko, from its report);
+# RPCRDMA_CM_KO (empty on a kernel without Rust).
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -39,8 +40,9 @@ ktap_test_result "the kernel is $RPCRDMA_CM_DISTRO_RELEASE, Debian $RPCRDMA_CM_D
 # modinfo's answer for a module name is the file modprobe loads; the
 # loaded one is the rebuilt one when its own taint is O and E (out-of-tree,
 # unsigned): Debian's rpcrdma is in-tree and signed. Its information names
-# the series and the patches it took (rpcrdma_cm_series, written by
-# scripts/distro/distro.sh).
+# the series of this kernel's base and exactly the patches the build
+# reported taking (rpcrdma_cm_series, written by scripts/distro/distro.sh:
+# "patches/BASE DESCRIBE: NNNN NNNN...").
 rebuilt_rpcrdma() {
 	local f series
 	f=$(modinfo -n rpcrdma) || return 1
@@ -48,7 +50,8 @@ rebuilt_rpcrdma() {
 	ktap_print_msg "rpcrdma: $f ($series)"
 	[ "$f" = "/lib/modules/$RPCRDMA_CM_DISTRO_RELEASE/updates/rpcrdma.ko" ] &&
 		[ "$(modinfo -F vermagic rpcrdma | cut -d' ' -f1)" = "$RPCRDMA_CM_DISTRO_RELEASE" ] &&
-		[[ "$series" == "patches/$(uname -r | cut -d. -f1,2) "*": 0001"* ]] || return 1
+		[[ "$series" == "patches/$(uname -r | cut -d. -f1,2) "* ]] &&
+		[ -n "${RPCRDMA_CM_DISTRO_PATCHES:-}" ] && [ "${series#*: }" = "$RPCRDMA_CM_DISTRO_PATCHES" ] || return 1
 	modprobe rpcrdma || return 1
 	ktap_print_msg "loaded rpcrdma taint: '$(cat /sys/module/rpcrdma/taint)'"
 	[ "$(cat /sys/module/rpcrdma/taint)" = OE ]
