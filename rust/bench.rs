@@ -19,7 +19,8 @@
 use crate::boundary::Stopwatch;
 use crate::cm_private::{negotiate, InlineSize, LocalLimits, PrivateMessage};
 use crate::rdma_cm::{Role, SockAddr};
-use crate::{CmState, Entry};
+use crate::table::{Entry, RAW_KEPT};
+use crate::CmState;
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
 use kernel::prelude::*;
 
@@ -50,12 +51,13 @@ fn entry(cookie: usize) -> Entry {
         role: Role::Requester,
         local: SockAddr::Other(0),
         peer: SockAddr::Other(0),
-        peer_raw: [0; crate::RAW_KEPT],
+        peer_raw: [0; RAW_KEPT],
         peer_len: 0,
         peer_msg: None,
         advertised: Some(limits.advertisement()),
         limits,
         negotiated: None,
+        applied_send_threshold: 0,
     }
 }
 
@@ -66,7 +68,7 @@ fn cycle(state: &CmState, cookie: usize, peer_pdata: &[u8]) -> Result {
     state.with_entry(cookie, |e| {
         let n = negotiate(&e.limits, &peer);
         e.set_peer(peer_pdata, peer);
-        e.negotiated = Some(n);
+        e.set_negotiated(n);
     });
     state.with_entry(cookie, |e| e.negotiated.is_some());
     state.remove(cookie);

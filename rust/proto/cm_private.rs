@@ -341,16 +341,22 @@ pub enum Nonconformance {
 
 impl Nonconformance {
     /// Number of distinct causes, for per-cause counters.
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = Self::NAMES.len();
 
-    /// A short stable name for counters and logs.
+    /// The causes' short stable names, for counters and logs, in
+    /// [`Nonconformance::index`] order: the one table of them.
+    pub const NAMES: [&'static str; 5] =
+        ["absent", "zeroed", "short", "bad_magic", "unknown_version"];
+
+    /// A short stable name for counters and logs: `NAMES` at `index()`
+    /// ("unknown" for an index past the table, which a const check below
+    /// rules out for every cause; never a panic).
     pub const fn name(self) -> &'static str {
-        match self {
-            Nonconformance::Absent => "absent",
-            Nonconformance::Zeroed { .. } => "zeroed",
-            Nonconformance::Short { .. } => "short",
-            Nonconformance::BadMagic { .. } => "bad_magic",
-            Nonconformance::UnknownVersion { .. } => "unknown_version",
+        let i = self.index();
+        if i < Self::NAMES.len() {
+            Self::NAMES[i]
+        } else {
+            "unknown"
         }
     }
 
@@ -366,14 +372,36 @@ impl Nonconformance {
     }
 }
 
+// Each cause's index is its place in `NAMES`: one value of each, in index
+// order, `COUNT` of them. The compiler sees the exhaustive `index()`, not
+// this list: a cause added to the enum must be added here and to `NAMES`
+// (its index past the table would name it "unknown" and leave it
+// uncounted, never panic; the host tests compare each name with Display).
+const _: () = {
+    let each: [Nonconformance; Nonconformance::COUNT] = [
+        Nonconformance::Absent,
+        Nonconformance::Zeroed { len: 0 },
+        Nonconformance::Short { len: 0 },
+        Nonconformance::BadMagic { found: 0 },
+        Nonconformance::UnknownVersion { found: 0 },
+    ];
+    let mut i = 0;
+    while i < Nonconformance::COUNT {
+        assert!(each[i].index() == i);
+        i += 1;
+    }
+};
+
 impl fmt::Display for Nonconformance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())?;
         match *self {
-            Nonconformance::Absent => f.write_str("absent"),
-            Nonconformance::Zeroed { len } => write!(f, "zeroed len={len}"),
-            Nonconformance::Short { len } => write!(f, "short len={len}"),
-            Nonconformance::BadMagic { found } => write!(f, "bad_magic found={found:#010x}"),
-            Nonconformance::UnknownVersion { found } => write!(f, "unknown_version found={found}"),
+            Nonconformance::Absent => Ok(()),
+            Nonconformance::Zeroed { len } | Nonconformance::Short { len } => {
+                write!(f, " len={len}")
+            }
+            Nonconformance::BadMagic { found } => write!(f, " found={found:#010x}"),
+            Nonconformance::UnknownVersion { found } => write!(f, " found={found}"),
         }
     }
 }

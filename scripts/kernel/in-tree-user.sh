@@ -32,6 +32,11 @@ DIR=net/sunrpc/xprtrdma/rpcrdma_cm
 # in-tree path <- repository path
 FILES=(
 	"$DIR/rpcrdma_cm_main.rs rust/rpcrdma_cm_main.rs"
+	"$DIR/table.rs rust/table.rs"
+	"$DIR/stats.rs rust/stats.rs"
+	"$DIR/callback_times.rs rust/callback_times.rs"
+	"$DIR/policy.rs rust/policy.rs"
+	"$DIR/debugfs_render.rs rust/debugfs_render.rs"
 	"$DIR/boundary_kernel_crate.rs rust/boundary_kernel_crate.rs"
 	"$DIR/proto/cm_private.rs rust/proto/cm_private.rs"
 )
@@ -248,10 +253,16 @@ read-only after load.
 The protocol logic (proto/cm_private.rs: encoding, decoding and the
 negotiation) has no kernel dependency and is unit-tested on the host
 out of tree; boundary_kernel_crate.rs is the module's only contact with
-module parameters, debugfs and the clock. The files are generated from
-the out-of-tree module's source, without its scaffolding (another
-kernel's boundary, a benchmark, host unit tests); that source builds out
-of tree for kernels with the hooks but without this patch.
+module parameters, debugfs and the clock. The rest is a file per
+concern: the connection table (table.rs), per-role counters
+(stats.rs), callback timing (callback_times.rs), the policy that turns
+the parameters and the transport's settings into limits (policy.rs),
+the debugfs lines (debugfs_render.rs), and the hook callbacks
+(rpcrdma_cm_main.rs). The
+files are generated from the out-of-tree module's source, without its
+scaffolding (another kernel's boundary, a benchmark, host unit tests);
+that source builds out of tree for kernels with the hooks but without
+this patch.
 
 The MAINTAINERS entry covers the module and the abstraction's file.
 EOF

@@ -191,6 +191,29 @@ fn nonconforming_peer_gets_rfc_defaults() {
 }
 
 #[test]
+fn cause_names_are_one_table() {
+    // Every cause decode can produce, in index order.
+    let each: [&[u8]; Nonconformance::COUNT] = [
+        &[],
+        &[0; 56],
+        &[0xf6, 0xab, 0x0e],
+        &[0xf6, 0xab, 0x0e, 0x19, 1, 1, 255, 255],
+        &[0xf6, 0xab, 0x0e, 0x18, 2, 1, 255, 255],
+    ];
+    for (i, b) in each.iter().enumerate() {
+        let cause = PrivateMessage::decode(b).unwrap_err();
+        assert_eq!(cause.index(), i);
+        assert_eq!(cause.name(), Nonconformance::NAMES[i]);
+        let shown = cause.to_string();
+        assert_eq!(shown.split(' ').next(), Some(cause.name()), "{shown}");
+    }
+    let mut names = Nonconformance::NAMES.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), Nonconformance::COUNT);
+}
+
+#[test]
 fn display_forms() {
     let m = PrivateMessage::decode(&msg(1, 0x81, 3, 15)).unwrap();
     assert_eq!(m.to_string(), "v1 send=4096 recv=16384 ri=1 reserved=0x80");

@@ -2,7 +2,7 @@
 
 //! `rpcrdma-cm status`: the module's connections and counters, read from
 //! `<debugfs>/rpcrdma_cm/{connections,stats}` (the format is written by
-//! `rust/rpcrdma_cm_main.rs`: one line of `key=value` pairs per connection,
+//! `rust/debugfs_render.rs`: one line of `key=value` pairs per connection,
 //! one line `ROLE key=value...` of counters per role).
 
 use crate::error::{Context, Exit, Failure};
