@@ -88,9 +88,11 @@ def decode(data):
     Not conforming (RFC 5: "does not receive a CM Private Data message which
     conforms"): fewer than 8 octets (none at all, or iWARP delivering a short
     one exactly: design, patches 1 and 2), a magic other than 0xf6ab0e18 read
-    big-endian, a version other than 1. All-zero data (what IB/RoCE deliver
-    when the peer sent nothing: the CM area is zero-padded, 6.12.md) fails
-    the magic; it is named "zeroed" as the module's counters name it (admin).
+    big-endian, a version other than 1. All-zero data of any length (what
+    IB/RoCE deliver when the peer sent nothing: the CM area is zero-padded,
+    6.12.md; over iWARP, zeros as sent) carries no message at all; it is
+    named "zeroed" as the module's counters name an all-zero area (admin),
+    also when shorter than 8 octets.
     Octets after the first 8 are padding (IB/RoCE) and are ignored (RFC 4:
     version 1 defines only the first eight).
     Reserved flag bits are reported and ignored (RFC 4.1: reserved, "must be
@@ -100,10 +102,10 @@ def decode(data):
     out = {"length": len(data), "hex": data.hex()}
     if len(data) == 0:
         cause = "absent"
-    elif len(data) < MSG_LEN:
-        cause = "short"
     elif not any(data):
         cause = "zeroed"
+    elif len(data) < MSG_LEN:
+        cause = "short"
     elif int.from_bytes(data[0:4], "big") != MAGIC:
         cause = "bad_magic"
     elif data[4] != VERSION:

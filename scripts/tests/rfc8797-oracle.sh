@@ -23,7 +23,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 ORACLE=${RFC8797_ORACLE:-$top/scripts/guest/rfc8797_oracle.py}
 command -v jq >/dev/null || { echo "1..0 # SKIP jq missing"; exit 1; }
 
-# The last full interop run, copied from Documentation/testing.rst (the
+# The last full interop run, copied from Documentation/measurements.rst (the
 # table of "make interop" at commit 95c88a3, 4 December 2026; the rows
 # patched-x-patched and module-x-module-nopdata measured again on 5
 # December with the stock-conformance patches, scripts/guest/interop.sh --rows
@@ -252,6 +252,7 @@ DECODE_CASES="|absent|1024/1024/false|-
 f6|short|1024/1024/false|-
 f6ab0e18010103|short|1024/1024/false|-
 0000000000000000|zeroed|1024/1024/false|-
+000000|zeroed|1024/1024/false|-
 $(printf '0%.0s' $(seq 112))|zeroed|1024/1024/false|-
 180eabf601010303|bad_magic|1024/1024/false|-
 f6ab0e1901010303|bad_magic|1024/1024/false|-
