@@ -14,7 +14,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 /// This side's inline limits and Remote Invalidation.
 #[derive(Args, Debug, Clone, Copy)]
 pub(crate) struct LimitArgs {
-    /// Largest message this side sends, bytes (rounded down to 1024..262144, multiples of 1024).
+    /// Largest message this side sends, bytes: at least 1024, rounded down to a multiple of 1024, at most 262144.
     #[arg(long, value_name = "BYTES", default_value_t = 4096, value_parser = inline_bytes)]
     pub send: u32,
     /// Largest message this side receives, bytes (rounded like --send).
@@ -45,12 +45,19 @@ pub(crate) fn octets(s: &str) -> Result<Octets, String> {
     parse_hex(s).map(Octets)
 }
 
-/// clap value parser for an inline size in bytes: a number, which the
-/// protocol core rounds to what the encoding can carry.
+/// clap value parser for an inline size in bytes: a number of at least
+/// 1024 (RFC 8797's smallest, size code 0: below it nothing can be
+/// advertised), which the protocol core rounds down to a multiple of 1024
+/// and caps at 262144.
 fn inline_bytes(s: &str) -> Result<u32, String> {
     let n: u32 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a byte count"))?;
+    if n < InlineSize::MIN_BYTES {
+        return Err(format!(
+            "{n} is below 1024, the smallest size RFC 8797 encodes"
+        ));
+    }
     Ok(InlineSize::from_bytes(n).bytes())
 }
 

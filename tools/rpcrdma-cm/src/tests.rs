@@ -182,9 +182,10 @@ fn encode_golden() {
         cli(&["encode", "--send", "65536", "--no-ri"]).1,
         "f6ab0e1801003f03\n"
     );
-    // Rounded down to a multiple of 1024, clamped to 1024..262144.
+    // Rounded down to a multiple of 1024, capped at 262144 (below 1024:
+    // refused, sizes_below_1k_are_refused).
     assert_eq!(
-        cli(&["encode", "--send", "5000", "--recv", "1"]).1,
+        cli(&["encode", "--send", "5000", "--recv", "1024"]).1,
         "f6ab0e1801010300\n"
     );
     assert_eq!(
@@ -324,4 +325,31 @@ pub(crate) fn pdata_args(args: &[&str]) -> crate::args::PrivateDataArgs {
         crate::Command::Probe(p) => p.pdata,
         _ => unreachable!(),
     }
+}
+
+/// Sizes below RFC 8797's smallest (1024) are refused, not turned into
+/// 1024 silently; others are rounded down to a multiple of 1024 and capped
+/// at 262144, as the help says.
+#[test]
+fn sizes_below_1k_are_refused() {
+    for bad in ["0", "1", "1023"] {
+        for cmd in [
+            &["encode", "--send", bad][..],
+            &["encode", "--recv", bad][..],
+        ] {
+            let (exit, text, _) = cli(cmd);
+            assert_eq!(exit, Exit::Usage, "{cmd:?}: {text}");
+            assert!(text.contains("below 1024"), "{cmd:?}: {text}");
+        }
+        let (exit, text, _) = cli(&["negotiate", "--send", bad, "f6ab0e1801010303"]);
+        assert_eq!(exit, Exit::Usage, "negotiate --send {bad}: {text}");
+    }
+    assert_eq!(
+        cli(&["encode", "--send", "1024", "--recv", "1024"]).1,
+        "f6ab0e1801010000\n"
+    );
+    assert_eq!(
+        cli(&["encode", "--send", "2047", "--recv", "300000"]).1,
+        "f6ab0e18010100ff\n"
+    );
 }
