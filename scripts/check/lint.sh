@@ -20,6 +20,10 @@
 #               (scripts/kernel/in-tree-user.sh check)
 #   scripts     every script and selftest program through shellcheck,
 #               warnings and errors (.shellcheckrc: follow what they source)
+#   selftests-listed  every file of selftests/rpcrdma_cm/ that kselftest
+#               installs is named once in its Makefile (TEST_PROGS, the
+#               programs run by scripts of the host in TEST_PROGS_EXTENDED,
+#               the rest in TEST_FILES), and every name there exists
 # All of them on the base RPCRDMA_CM_KBASE names; LINT_SCOPE=kernel runs only
 # what depends on the base (clippy-kmod, checkpatch), for a second base.
 set -uo pipefail
@@ -46,9 +50,9 @@ patches=(patches/"$RPCRDMA_CM_KBASE"/*.patch)
 scope=${LINT_SCOPE:-all}
 case "$scope" in all | kernel) ;; *) rpcrdma_cm_die "LINT_SCOPE=$scope: all or kernel" ;; esac
 # rustfmt-host, rustfmt-kmod, clippy-host, unsafe-free-core, in-tree-user,
-# the scripts' check (scope all), clippy-kmod, bench-kmod, and checkpatch once
+# the scripts' check, selftests-listed (scope all), clippy-kmod, bench-kmod, and checkpatch once
 # per patch (or one skip).
-host_checks=6
+host_checks=7
 [ "$scope" = all ] || host_checks=0
 echo "1..$((host_checks + 2 + (${#patches[@]} > 0 ? ${#patches[@]} : 1)))"
 
@@ -99,6 +103,28 @@ no_unsafe() {
 # repository's source, file for file (scripts/kernel/in-tree-user.sh).
 [ "$scope" = all ] && check in-tree-user scripts/kernel/in-tree-user.sh check
 [ "$scope" = all ] && check shellcheck shellcheck -x -S warning scripts/*.sh scripts/*/*.sh selftests/rpcrdma_cm/*.sh
+
+# selftests_listed: the .sh and .py files of selftests/rpcrdma_cm/ and the
+# names its Makefile lists (TEST_PROGS, TEST_PROGS_EXTENDED, TEST_FILES)
+# are the same set, each named once: a program missing from TEST_PROGS is
+# never run by kselftest (nor tallied by make check).
+selftests_listed() {
+	local mk=selftests/rpcrdma_cm/Makefile listed files rc=0
+	listed=$(sed -n 's/^TEST_\(PROGS\|PROGS_EXTENDED\|FILES\) *+\{0,1\}:\{0,1\}= *//p' "$mk" | tr ' ' '\n' | grep -E '\.(sh|py)$' | sort)
+	files=$(cd selftests/rpcrdma_cm && ls -1 -- *.sh *.py | sort)
+	[ -n "$listed" ] || { echo "$mk lists no program"; return 1; }
+	if [ -n "$(uniq -d <<<"$listed")" ]; then
+		echo "named twice in $mk: $(uniq -d <<<"$listed" | paste -sd ' ')"
+		rc=1
+	fi
+	if ! diff <(uniq <<<"$listed") <(echo "$files") >/dev/null; then
+		echo "in selftests/rpcrdma_cm but not in $mk: $(comm -13 <(uniq <<<"$listed") <(echo "$files") | paste -sd ' ')"
+		echo "in $mk but not in selftests/rpcrdma_cm: $(comm -23 <(uniq <<<"$listed") <(echo "$files") | paste -sd ' ')"
+		rc=1
+	fi
+	return $rc
+}
+[ "$scope" = all ] && check selftests-listed selftests_listed
 
 # UNKNOWN_COMMIT_ID: the test kernel's git history is one commit (the
 # Debian source), so the Fixes: tags of the stock fixes name commits it
