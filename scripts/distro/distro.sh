@@ -289,16 +289,22 @@ build() {
 	done
 	# The series' headers before the kernel's (as out-of-tree builds of
 	# in-tree modules do), then the kernel's own Makefile; and in the
-	# module's information, what it is (modinfo rpcrdma: rpcrdma_cm_series).
+	# module's information, what it is (modinfo rpcrdma: rpcrdma_cm_series)
+	# and a version: Debian's rpcrdma has none, and DKMS refuses to install
+	# a module whose version equals the installed one's ("exactly matches":
+	# both empty), so without one 'dkms install' left Debian's in place.
 	cat >"$ROOT$patched/net/sunrpc/xprtrdma/Kbuild" <<-EOF
 		NOSTDINC_FLAGS += -I$patched/include
 		include $patched/net/sunrpc/xprtrdma/Makefile
 		rpcrdma-y += rpcrdma_cm_series.o
 	EOF
+	local describe
+	describe=$(git -C "$RPCRDMA_CM_TOP" describe --always --dirty 2>/dev/null || echo unknown)
 	cat >"$ROOT$patched/net/sunrpc/xprtrdma/rpcrdma_cm_series.c" <<-EOF
 		// SPDX-License-Identifier: GPL-2.0
 		#include <linux/module.h>
-		MODULE_INFO(rpcrdma_cm_series, "patches/$base $(git -C "$RPCRDMA_CM_TOP" describe --always --dirty 2>/dev/null || echo unknown): ${applied[*]%%-*}");
+		MODULE_INFO(rpcrdma_cm_series, "patches/$base $describe: ${applied[*]%%-*}");
+		MODULE_VERSION("rpcrdma_cm-$base-$describe");
 	EOF
 	echo "distro: rpcrdma.ko against $HEADERS"
 	in_root "make -s -C $HEADERS M=$patched/net/sunrpc/xprtrdma CC=$cc -j$(nproc) modules" >"$out/rpcrdma.log" 2>&1 ||
