@@ -299,7 +299,8 @@ build() {
 		rpcrdma-y += rpcrdma_cm_series.o
 	EOF
 	local describe
-	describe=$(git -C "$RPCRDMA_CM_TOP" describe --always --dirty 2>/dev/null || echo unknown)
+	# (RPCRDMA_CM_VERSION: DKMS's package version, its tree has no .git)
+	describe=${RPCRDMA_CM_VERSION:-$(git -C "$RPCRDMA_CM_TOP" describe --always --dirty 2>/dev/null || echo unknown)}
 	cat >"$ROOT$patched/net/sunrpc/xprtrdma/rpcrdma_cm_series.c" <<-EOF
 		// SPDX-License-Identifier: GPL-2.0
 		#include <linux/module.h>
