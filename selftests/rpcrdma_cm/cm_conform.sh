@@ -10,17 +10,21 @@
 # prints is one result here, judged against the verdict conform_expect.sh
 # gives: RFC 8797 applied to the server's known behaviour, each exception
 # said with where it comes from. The tool's checks must be exactly the list
-# below, and its exit status 1 exactly when a verdict is "fail". The
+# below, and its exit status 1 when a verdict is "fail", 3 when none is but
+# one is "could not tell", 0 otherwise. The
 # Accept checks, which no Linux server fails, are shown failing against
-# `rpcrdma-cm respond` answering with a byte-swapped magic, version 2,
-# reserved bits and (over siw, where lengths are exact) 16 octets, and the
+# `rpcrdma-cm respond` answering with a byte-swapped magic, reserved bits
+# and (over siw, where lengths are exact) 16 octets (another magic and
+# version 2 are "no message": n/a), and the
 # "accepted" checks against one that rejects non-conforming requests; and
 # over rxe against `respond --answer-rpc`, a userspace responder that
 # follows RFC 8797 (every check as for a conforming server) and with each
 # of its faults (a Reply within the threshold refused, the requester's
 # receive size ignored, Send With Invalidate without the R bits): the
 # check the fault breaks fails (RPCRDMA_CM_CONFORM_RESPONDER=no skips
-# these: make check's cut).
+# these: make check's cut). Over rxe also: a responder that never answers
+# an RPC gives exit 3 within --deadline, and a namespace without a route
+# exit 4 (a local error).
 #
 # RPCRDMA_CM_CONFORM_TRANSPORTS: rxe, siw or both (the default).
 
@@ -82,12 +86,17 @@ run_conform() {
 	echo $? >"$out.rc"
 }
 
-# Accept cases: transport, the responder's private data, the check that
-# must fail.
-BAD_ACCEPTS="rxe 180eabf601010303 accept.magic
-rxe f6ab0e1802010303 accept.version
-rxe f6ab0e1801810303 accept.reserved-flags
-siw f6ab0e18010103030000000000000000 accept.length"
+# Accept cases: transport, the responder's private data, a check and its
+# verdict. RFC 8797 section 5: private data without the magic, or of
+# another version, is no message (the defaults are assumed), not a
+# failure; a byte-swapped magic is a Version One message sent in the
+# wrong byte order, reserved bits set and a length other than eight
+# octets (over iWARP, where lengths are exact) break section 4.
+BAD_ACCEPTS="rxe 180eabf601010303 accept.magic fail
+rxe 0011223301010303 accept.magic not_applicable
+rxe f6ab0e1802010303 accept.version not_applicable
+rxe f6ab0e1801810303 accept.reserved-flags fail
+siw f6ab0e18010103030000000000000000 accept.length fail"
 RESPOND_PORT=$((NFS_PORT + 7))
 RESPONDER=${RPCRDMA_CM_CONFORM_RESPONDER:-yes}
 # The userspace responder's runs: its --fault ("-" none first) and the
@@ -162,15 +171,56 @@ verdict_of() {
 	jq -r --arg id "$1" '.checks[] | select(.id == $id) | .verdict' "$WORK/bad.json" 2>/dev/null
 }
 
-# bad_accept ADDRESS HEX CHECK: against a responder accepting with HEX,
-# CHECK fails, exit status 1.
+# bad_accept ADDRESS HEX CHECK VERDICT: against a responder accepting
+# with HEX, CHECK has VERDICT; exit status 1 for a failure, 0 otherwise
+# (every request is accepted).
 bad_accept() {
-	local got
+	local got want_rc=0
+	[ "$4" = fail ] && want_rc=1
 	against_responder "$1" --pdata "$2" || return 1
 	got=$(verdict_of "$3")
-	[ "$got" = fail ] && [ "$bad_rc" = 1 ] && return 0
-	ktap_print_msg "$3: ${got:-missing}, exit $bad_rc: $(head -c 300 "$WORK/bad.json") $(head -c 200 "$WORK/bad.err")"
+	[ "$got" = "$4" ] && [ "$bad_rc" = $want_rc ] && return 0
+	ktap_print_msg "$3: ${got:-missing}, exit $bad_rc (want $4, exit $want_rc): $(head -c 300 "$WORK/bad.json") $(head -c 200 "$WORK/bad.err")"
 	return 1
+}
+
+# silent_server ADDRESS: against a responder that accepts every connection
+# and answers no RPC (`respond` without --answer-rpc), conform with a
+# 45-second deadline ends inconclusive (exit 3, JSON outcome
+# "inconclusive", no check failed), within the deadline and a margin.
+silent_server() {
+	local out=$WORK/silent pid addr=$1 t0 took rc ok=0
+	timeout 300 "$TOOL" respond "$addr:$RESPOND_PORT" >"$out.respond" 2>&1 &
+	pid=$!
+	wait_for_line 30 "$out.respond" '^listening' ||
+		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; kill $pid; return 1; }
+	t0=$SECONDS
+	timeout 300 "$TOOL" conform --json --timeout 3 --deadline 45 "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
+	rc=$?
+	took=$((SECONDS - t0))
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	[ $rc = 3 ] || { ktap_print_msg "exit $rc, want 3: $(head -c 200 "$out.err")"; ok=1; }
+	[ "$(jq -r '"\(.outcome) \(.fail)"' "$out.json" 2>/dev/null)" = "inconclusive 0" ] ||
+		{ ktap_print_msg "JSON: $(jq -c '{outcome, fail, could_not_tell, deadline_reached}' "$out.json" 2>&1 | head -c 200)"; ok=1; }
+	# The deadline plus one step (3 s) and the last disconnects.
+	[ $took -le 75 ] || { ktap_print_msg "took $took s with a 45 s deadline"; ok=1; }
+	return $ok
+}
+
+# no_route: conform from a network namespace with no route at all (only a
+# loopback that is down): a local error, exit 4, said as this host's, with
+# a JSON document all the same.
+no_route() {
+	local out=$WORK/noroute rc ok=0
+	unshare -n "$TOOL" conform --json 192.0.2.99 >"$out.json" 2>"$out.err"
+	rc=$?
+	[ $rc = 4 ] || { ktap_print_msg "exit $rc, want 4: $(head -c 200 "$out.err")"; ok=1; }
+	[ "$(jq -r .outcome "$out.json" 2>/dev/null)" = local_error ] ||
+		{ ktap_print_msg "JSON: $(head -c 300 "$out.json")"; ok=1; }
+	grep -q 'this host could not connect' "$out.err" ||
+		{ ktap_print_msg "stderr: $(head -c 200 "$out.err")"; ok=1; }
+	return $ok
 }
 
 # rejecting_responder ADDRESS TRANSPORT: against a responder that rejects
@@ -200,6 +250,7 @@ kind_runs_on() {
 plan=0
 for tr in $TRANSPORTS; do
 	plan=$((plan + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ") + 1))
+	[ "$tr" = rxe ] && plan=$((plan + 2))
 	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] && plan=$((plan + $(echo "$RESPONDER_CASES" | grep -c .)))
 	n=$(check_ids "$tr" | wc -w)
 	for kind in $KINDS; do
@@ -210,7 +261,7 @@ ktap_set_plan $plan
 
 # judge KIND TRANSPORT: the results of one run.
 judge() {
-	local kind=$1 tr=$2 out=$WORK/$1-$2 id got want fails=0 want_ids got_ids
+	local kind=$1 tr=$2 out=$WORK/$1-$2 id got want fails=0 unknown=0 want_ids got_ids
 	want_ids=$(check_ids "$tr" | tr ' ' '\n' | paste -sd ' ')
 	got_ids=$(jq -r '.checks[].id' "$out.json" 2>/dev/null | paste -sd ' ')
 	if [ "$got_ids" = "$want_ids" ]; then
@@ -224,6 +275,7 @@ judge() {
 		want=$(expected_verdict "$kind" "$tr" "$id")
 		got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
 		[ "$want" = fail ] && fails=$((fails + 1))
+		[ "$want" = could_not_tell ] && unknown=$((unknown + 1))
 		if [ "$got" = "$want" ]; then
 			ktap_test_pass "$kind $tr: $id: $want"
 		else
@@ -233,12 +285,11 @@ judge() {
 		fi
 	done
 	got=$(cat "$out.rc")
-	want=0
-	[ $fails -gt 0 ] && want=1
-	if [ "$got" = $want ]; then
-		ktap_test_pass "$kind $tr: exit status $want ($fails checks fail)"
+	want=$(conform_exit $fails $unknown)
+	if [ "$got" = "$want" ] && [ "$(jq -r .exit "$out.json" 2>/dev/null)" = "$want" ]; then
+		ktap_test_pass "$kind $tr: exit status $want ($fails checks fail, $unknown could not tell)"
 	else
-		ktap_test_fail "$kind $tr: exit status $got, want $want ($fails checks fail)"
+		ktap_test_fail "$kind $tr: exit status $got (JSON: $(jq -r .exit "$out.json" 2>/dev/null)), want $want ($fails checks fail, $unknown could not tell)"
 	fi
 }
 
@@ -265,10 +316,15 @@ for tr in $TRANSPORTS; do
 		run_conform "$kind" "$tr" "$addr"
 		judge "$kind" "$tr"
 	done
-	while read -r t hex id; do
+	while read -r t hex id verdict; do
 		[ "$t" = "$tr" ] || continue
-		ktap_test_result "$tr: against a responder accepting with $hex, $id fails" bad_accept "$addr" "$hex" "$id"
+		ktap_test_result "$tr: against a responder accepting with $hex, $id: $verdict" bad_accept "$addr" "$hex" "$id" "$verdict"
 	done <<<"$BAD_ACCEPTS"
+	if [ "$tr" = rxe ]; then
+		ktap_test_result "rxe: against a responder that never answers an RPC, conform --deadline 45 exits 3 (inconclusive) in time" \
+			silent_server "$addr"
+		ktap_test_result "conform from a network namespace without a route: exit 4, a local error" no_route
+	fi
 	ktap_test_result "$tr: against a responder rejecting requests without a conforming message, each one's accepted check fails" \
 		rejecting_responder "$addr" "$tr"
 	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] || continue

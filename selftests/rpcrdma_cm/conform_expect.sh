@@ -128,3 +128,17 @@ conform_expected() {
 	esac
 	echo pass
 }
+
+# conform_exit FAILS UNKNOWN: the exit status of `rpcrdma-cm conform`
+# whose expected verdicts have FAILS "fail" and UNKNOWN "could_not_tell":
+# 1 when a requirement fails, 3 when nothing fails but something could not
+# be told (inconclusive), 0 otherwise (the tool's documented statuses).
+conform_exit() {
+	if [ "$1" -gt 0 ]; then
+		echo 1
+	elif [ "$2" -gt 0 ]; then
+		echo 3
+	else
+		echo 0
+	fi
+}

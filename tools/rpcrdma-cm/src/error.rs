@@ -15,6 +15,13 @@ pub(crate) enum Exit {
     Peer = 1,
     /// 2: the command line is wrong.
     Usage = 2,
+    /// 3: nothing failed, but something could not be judged (`conform`:
+    /// a verdict "could not tell", a server that never answered, the
+    /// deadline reached).
+    Inconclusive = 3,
+    /// 4: this host could not do its part (no RDMA device, no route, an
+    /// address it cannot use): nothing was learnt of the peer.
+    Local = 4,
 }
 
 impl From<Exit> for ExitCode {
@@ -37,6 +44,14 @@ impl Failure {
     pub fn peer(message: impl Into<String>) -> Self {
         Failure {
             exit: Exit::Peer,
+            message: message.into(),
+        }
+    }
+
+    /// A failure of this host, not of the peer (exit 4).
+    pub fn local(message: impl Into<String>) -> Self {
+        Failure {
+            exit: Exit::Local,
             message: message.into(),
         }
     }

@@ -13,7 +13,9 @@
 //!
 //! Exit status: 0 success; 1 the peer, the data or the system answered but
 //! not as it should (non-conforming private data, lost or failed calls,
-//! module not loaded); 2 usage error.
+//! module not loaded); 2 usage error; 3 `conform` could not judge something
+//! and nothing failed; 4 `conform` or `probe --read` failed on this host
+//! (no RDMA device, no route).
 
 mod args;
 mod cmd;
@@ -35,7 +37,11 @@ const EXIT_STATUS: &str = "Exit status:
   0  success
   1  the peer, the data or the system did not answer as it should
      (non-conforming private data, lost or failed calls, module not loaded)
-  2  usage error";
+  2  usage error
+  3  conform: nothing failed, but something could not be told
+     (no answer, no connection, the deadline; --strict makes it 1)
+  4  conform, probe --read: this host could not do its part
+     (no RDMA device, no route, an address it cannot use)";
 
 /// Userspace companion of rpcrdma_cm.ko: RFC 8797 private data, RPC ping, module status.
 #[derive(Parser, Debug)]

@@ -60,3 +60,38 @@ fn usage_errors_are_2() {
         assert!(!o.stderr.is_empty(), "{args:?}");
     }
 }
+
+/// Whether this host has an RDMA device (rxe, siw or hardware).
+fn host_has_rdma_device() -> bool {
+    std::fs::read_dir("/sys/class/infiniband").is_ok_and(|mut d| d.next().is_some())
+}
+
+#[test]
+fn conform_without_an_rdma_device_is_a_local_error_4() {
+    if host_has_rdma_device() {
+        // The guest tests (cm_conform.sh) check the "no route" kind of
+        // local error where devices exist.
+        eprintln!("skipped: this host has an RDMA device");
+        return;
+    }
+    for format in ["text", "json", "tap", "junit"] {
+        let o = run(&["conform", "--format", format, "192.0.2.1"]);
+        assert_eq!(code(&o), 4, "{format}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let out = String::from_utf8_lossy(&o.stdout);
+        match format {
+            "text" => assert!(
+                out.starts_with("LOCAL ERROR: this host could not connect to 192.0.2.1:20049: ")
+                    && out.contains("no RDMA device"),
+                "{out}"
+            ),
+            "json" => {
+                let v: serde_json::Value = serde_json::from_str(&out).expect("a JSON document");
+                assert_eq!(v["outcome"], "local_error");
+                assert_eq!(v["exit"], 4);
+                assert_eq!(v["schema"], 1);
+            }
+            _ => assert!(err.contains("this host could not connect"), "{err}"),
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! and timed, or one NFSv4.0 READ without chunks (`--read`).
 
 use crate::args::{positive_seconds, resolve, seconds, PrivateDataArgs};
-use crate::cmd::conform::{Answer, Refusal, Session};
+use crate::cmd::conform::{Answer, Budget, Refusal, Session};
 use crate::error::{Context, Exit, Failure};
 use crate::nfs4::read_compound;
 use crate::output::{emit, json};
@@ -408,7 +408,7 @@ fn probe_read(
     out: &mut dyn Write,
 ) -> Result<Exit, Failure> {
     let timeout = Duration::from_secs_f64(args.timeout);
-    let mut s = match Session::open(addr, sent.as_deref(), timeout) {
+    let mut s = match Session::open(addr, sent.as_deref(), Budget::per_step(timeout)) {
         Ok(s) => s,
         Err(Refusal::Rejected(status, private_data)) => {
             let r = probe_report(
@@ -421,6 +421,7 @@ fn probe_read(
             emit(out, &if args.json { json(&r) } else { r.render() });
             return Ok(r.exit());
         }
+        Err(Refusal::Local(e)) => return Err(Failure::local(format!("probe {addr}: {e}"))),
         Err(Refusal::Error(e)) => return Err(Failure::peer(format!("probe {addr}: {e}"))),
     };
     let answer = s.call(&read_compound(file, count), false);

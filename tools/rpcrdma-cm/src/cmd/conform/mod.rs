@@ -16,23 +16,25 @@
 //! carries the Reply as `first + (pairs - 1) * step`, from which the
 //! COMPOUNDs just below and just above each threshold are chosen.
 
+pub(crate) mod report;
 pub(crate) mod session;
 
-pub(crate) use session::{Answer, Refusal, Session};
+pub(crate) use report::{Check, Verdict};
+pub(crate) use session::{Answer, Budget, Refusal, Session};
 
-use crate::args::positive_seconds;
+use crate::args::{positive_seconds, seconds};
 use crate::error::{Exit, Failure};
+use report::{ConformReport, Format, NoRun, Outcome, RunFacts};
 use crate::nfs4::getattr_compound;
 use crate::oncrpc::{null_call, NFS_PROGRAM};
-use crate::output::{emit, json};
+use crate::output::emit;
 use crate::report::hex;
 use crate::transport::rdma::NFS_RDMA_PORT;
 use clap::Args;
-use serde::Serialize;
 use session::{ServerLimits, MAX_CALL, REPLY_CHUNK};
 use std::io::Write;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 const MAGIC: [u8; 4] = [0xf6, 0xab, 0x0e, 0x18];
 
@@ -62,8 +64,15 @@ const MAX_PAIRS: u32 = 24;
     "(PUTROOTFH + GETATTR) of at most 1 KB, and disconnects: safe against a\n",
     "production server. Verdicts: pass, FAIL, n/a (not applicable here),\n",
     "? (could not tell: the tool could not observe it, e.g. no NFSv4.0).\n\n",
-    "Exit status: 0 no requirement failed, 1 one failed or the server did\n",
-    "not accept a conforming request, 2 usage error."
+    "The first line of the report is the outcome: conformant, NOT CONFORMANT\n",
+    "(a requirement failed, or the server rejected a conforming request),\n",
+    "INCONCLUSIVE (nothing failed, something could not be told: no answer,\n",
+    "no connection, the deadline) or LOCAL ERROR (this host could not do\n",
+    "its part). --format json|tap|junit print the same as a document; the\n",
+    "JSON always has the outcome, its exit status and schema version.\n\n",
+    "Exit status: 0 conformant, 1 a requirement failed (or inconclusive\n",
+    "with --strict), 2 usage error, 3 inconclusive, 4 local error (no RDMA\n",
+    "device, no route, an address this host cannot use)."
 ))]
 pub(crate) struct ConformArgs {
     /// The server: HOST, HOST:PORT or [IPV6]:PORT (default port 20049).
@@ -76,114 +85,20 @@ pub(crate) struct ConformArgs {
     /// is not an NFS server).
     #[arg(long)]
     pub accept_only: bool,
-    /// Print JSON instead of text.
+    /// Seconds allowed for the whole run: checks not made by then say
+    /// "could not tell" (exit 3). 0: no deadline.
+    #[arg(long, default_value_t = 600.0, value_parser = seconds)]
+    pub deadline: f64,
+    /// Count "could not tell" (and an inconclusive run) as a failure:
+    /// exit 1 instead of 3.
     #[arg(long)]
+    pub strict: bool,
+    /// The report's form on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Print JSON instead of text (the same as --format json).
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
-}
-
-/// The verdict of one check.
-#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Verdict {
-    /// The server meets the requirement.
-    Pass,
-    /// The server breaks it.
-    Fail,
-    /// The requirement does not apply to this server or transport.
-    NotApplicable,
-    /// The tool could not observe what the requirement is about.
-    CouldNotTell,
-}
-
-impl Verdict {
-    /// The word printed.
-    fn word(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "FAIL",
-            Verdict::NotApplicable => "n/a",
-            Verdict::CouldNotTell => "?",
-        }
-    }
-}
-
-/// One requirement, checked.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Check {
-    /// A short stable name.
-    pub id: String,
-    /// The requirement, in a sentence.
-    pub requirement: String,
-    /// Where RFC 8797 (or RFC 8166) says it.
-    pub section: &'static str,
-    /// What this tool sent.
-    pub sent: String,
-    /// What came back.
-    pub got: String,
-    /// The verdict.
-    pub verdict: Verdict,
-}
-
-/// The whole report.
-#[derive(Serialize, Debug)]
-pub(crate) struct ConformReport {
-    /// The server.
-    pub target: String,
-    /// "iWARP" (exact private data lengths) or "InfiniBand/RoCE" (padded).
-    pub transport: String,
-    /// The Accept's private data on a conforming request, hex.
-    pub accept: String,
-    /// Every check, in order.
-    pub checks: Vec<Check>,
-    /// How many of each verdict.
-    pub pass: usize,
-    /// See [`ConformReport::pass`].
-    pub fail: usize,
-    /// See [`ConformReport::pass`].
-    pub not_applicable: usize,
-    /// See [`ConformReport::pass`].
-    pub could_not_tell: usize,
-}
-
-impl ConformReport {
-    /// The report of `checks` against `addr`, whose Accept was `accept`.
-    fn new(addr: SocketAddr, transport: &str, accept: &[u8], checks: Vec<Check>) -> Self {
-        let count = |v: Verdict| checks.iter().filter(|k| k.verdict == v).count();
-        ConformReport {
-            target: addr.to_string(),
-            transport: transport.into(),
-            accept: hex(&accept[..accept.len().min(8)]),
-            pass: count(Verdict::Pass),
-            fail: count(Verdict::Fail),
-            not_applicable: count(Verdict::NotApplicable),
-            could_not_tell: count(Verdict::CouldNotTell),
-            checks,
-        }
-    }
-
-    /// Text: one block per check.
-    pub fn render(&self) -> String {
-        let mut t = format!(
-            "{} over {}: Accept {}\n",
-            self.target, self.transport, self.accept
-        );
-        for c in &self.checks {
-            t += &format!(
-                "{:<4}  {:<10}  {}: {}\n      sent: {}\n      got:  {}\n",
-                c.verdict.word(),
-                c.section,
-                c.id,
-                c.requirement,
-                c.sent,
-                c.got
-            );
-        }
-        t += &format!(
-            "{} pass, {} fail, {} not applicable, {} could not tell\n",
-            self.pass, self.fail, self.not_applicable, self.could_not_tell
-        );
-        t
-    }
 }
 
 /// An RPC-over-RDMA private data message as this tool builds it.
@@ -258,8 +173,8 @@ struct Run {
     checks: Checks,
     /// The server.
     addr: SocketAddr,
-    /// Time allowed per connection and call.
-    timeout: Duration,
+    /// Time allowed per connection and call, and for the whole run.
+    budget: Budget,
     /// The Reply sizes, if measured.
     cal: Option<Calibration>,
 }
@@ -320,40 +235,53 @@ fn check_accept(c: &mut Checks, sent: &[u8], accept: &[u8], iwarp: bool) {
         hex(&accept[..accept.len().min(8)]),
         accept.len()
     );
+    // Private data without the magic is no RFC 8797 message at all: the
+    // requester assumes the defaults (section 5), nothing to fail. Only
+    // the magic in the wrong byte order is a mistake worth a flag: an
+    // implementation of this RFC that forgot the big-endian rule.
     let magic = accept.get(..4).unwrap_or(accept);
+    let (got_magic, magic_verdict) = if magic == MAGIC {
+        (got.clone(), Verdict::Pass)
+    } else if magic == MAGIC_SWAPPED {
+        (
+            format!("{got}: the magic in little-endian order (taken as no message: 1 KB, no Remote Invalidation)"),
+            Verdict::Fail,
+        )
+    } else {
+        (
+            format!("{got}: no RFC 8797 message; the server is taken to use 1 KB each way and no Remote Invalidation (§5)"),
+            Verdict::NotApplicable,
+        )
+    };
     c.add(
         "accept.magic",
         "§4",
         "the Accept's message starts with the magic 0xf6ab0e18 in big-endian order",
         &sent,
-        if magic == MAGIC_SWAPPED {
-            format!("{got}: the magic in little-endian order")
-        } else {
-            got.clone()
-        },
-        if magic == MAGIC {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        },
+        got_magic,
+        magic_verdict,
     );
     if magic != MAGIC {
         return;
     }
+    // Another version is another protocol's message, which a Version One
+    // requester cannot read: the defaults again (section 5), not a
+    // failure of this one.
     let version = accept.get(4).copied();
     c.add(
         "accept.version",
         "§4",
         "its version is 1",
         &sent,
-        format!(
-            "version {}",
-            version.map_or("missing".into(), |v| v.to_string())
-        ),
-        if version == Some(1) {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
+        match version {
+            Some(1) => "version 1".into(),
+            Some(v) => format!("version {v}: not a Version One message; the server is taken to use 1 KB each way and no Remote Invalidation (§5)"),
+            None => "version missing".into(),
+        },
+        match version {
+            Some(1) => Verdict::Pass,
+            Some(_) => Verdict::NotApplicable,
+            None => Verdict::Fail,
         },
     );
     if version != Some(1) || accept.len() < 8 {
@@ -504,17 +432,17 @@ fn threshold_checks_once(run: &mut Run, case: ThresholdCase<'_>) {
         pdata,
         threshold,
     } = case;
-    let (addr, timeout, cal) = (run.addr, run.timeout, run.cal);
+    let (addr, budget, cal) = (run.addr, run.budget, run.cal);
     let c = &mut run.checks;
     let sent = shown(pdata);
-    let mut s = match Session::open(addr, pdata, timeout) {
+    let mut s = match Session::open(addr, pdata, budget) {
         Ok(s) => s,
         Err(r) => {
             let (got, verdict) = match r {
                 Refusal::Rejected(reason, _) => {
                     (format!("rejected (reason {reason})"), Verdict::Fail)
                 }
-                Refusal::Error(e) => (e, Verdict::CouldNotTell),
+                Refusal::Local(e) | Refusal::Error(e) => (e, Verdict::CouldNotTell),
             };
             c.add(
                 format!("{id}.accepted"),
@@ -605,7 +533,7 @@ fn threshold_checks_once(run: &mut Run, case: ThresholdCase<'_>) {
 
 /// The Remote Invalidation checks (RFC 8797 section 3.2): a Reply With
 /// Invalidate only when both messages carried the R bit.
-fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration) {
+fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, budget: Budget) {
     for (id, r_bit, what) in [
         (
             "ri.requester-without-r",
@@ -626,7 +554,7 @@ fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, timeout: Duratio
         let requirement =
             format!("{what}: no Send With Invalidate unless both messages carry the R bit");
         let (got, verdict) =
-            twice_if_unseen(|| remote_invalidation_once(addr, timeout, &pdata, r_bit));
+            twice_if_unseen(|| remote_invalidation_once(addr, budget, &pdata, r_bit));
         c.add(id, "§3.2", requirement, sent, got, verdict);
     }
 }
@@ -635,13 +563,16 @@ fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, timeout: Duratio
 /// came back and the verdict.
 fn remote_invalidation_once(
     addr: SocketAddr,
-    timeout: Duration,
+    budget: Budget,
     pdata: &[u8],
     r_bit: u8,
 ) -> (String, Verdict) {
-    let mut s = match Session::open(addr, Some(pdata), timeout) {
+    let mut s = match Session::open(addr, Some(pdata), budget) {
         Ok(s) => s,
-        Err(r) => return (format!("{r:?}"), Verdict::CouldNotTell),
+        Err(Refusal::Rejected(reason, _)) => {
+            return (format!("rejected (reason {reason})"), Verdict::CouldNotTell)
+        }
+        Err(Refusal::Local(e) | Refusal::Error(e)) => return (e, Verdict::CouldNotTell),
     };
     let server = ServerLimits::of(&s.accept);
     if r_bit == 1 && server.remote_invalidation {
@@ -730,7 +661,7 @@ pub(crate) fn nonconforming_requests(
 /// `--accept-only`: each request the RFC default covers, and a version 1
 /// request with reserved flags, is accepted (RFC 8797 section 5: the
 /// responder assumes the default and goes on), without any RPC.
-fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: bool) {
+fn accepted_checks(c: &mut Checks, addr: SocketAddr, budget: Budget, iwarp: bool) {
     let mut requests = vec![(
         "request.reserved-flags",
         "a version 1 request with reserved flags set",
@@ -738,7 +669,7 @@ fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: b
     )];
     requests.extend(nonconforming_requests(iwarp));
     for (id, what, pdata) in requests {
-        let once = || match Session::open(addr, pdata.as_deref(), timeout) {
+        let once = || match Session::open(addr, pdata.as_deref(), budget) {
             Ok(s) => {
                 let got = format!("accepted with {}", shown(Some(&s.accept)));
                 s.close();
@@ -747,7 +678,7 @@ fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: b
             Err(Refusal::Rejected(reason, _)) => {
                 (format!("rejected (reason {reason})"), Verdict::Fail)
             }
-            Err(Refusal::Error(e)) => (e, Verdict::CouldNotTell),
+            Err(Refusal::Local(e) | Refusal::Error(e)) => (e, Verdict::CouldNotTell),
         };
         // E.g. a reset racing an iWARP reject.
         let (got, verdict) = twice_if_unseen(once);
@@ -762,29 +693,26 @@ fn accepted_checks(c: &mut Checks, addr: SocketAddr, timeout: Duration, iwarp: b
     }
 }
 
-/// Run every check against `addr`.
-pub(crate) fn conform(
-    addr: SocketAddr,
-    timeout: Duration,
-    accept_only: bool,
-) -> Result<ConformReport, Failure> {
+/// The transport, the Accept (hex) and the checks of a run.
+pub(crate) type Findings = (&'static str, String, Vec<Check>);
+
+/// Run every check against `addr`; `Err` when the first, conforming,
+/// connection could not be made (nothing could be checked).
+pub(crate) fn conform(addr: SocketAddr, budget: Budget, accept_only: bool) -> Result<Findings, NoRun> {
     let mut c = Checks { list: Vec::new() };
     // The reference connection: this side can receive 256 KB, so the
     // server's own send size is what limits its Replies.
     let reference = message(1, 0, 255, 255);
-    let mut s = Session::open(addr, Some(&reference), timeout).map_err(|r| {
-        Failure::peer(format!(
-            "conform {addr}: the server did not accept a conforming request: {r:?}"
-        ))
-    })?;
+    let mut s = Session::open(addr, Some(&reference), budget).map_err(|r| first_refusal(addr, r))?;
     let iwarp = s.is_iwarp();
     let accept = s.accept.clone();
     check_accept(&mut c, &reference, &accept, iwarp);
     let transport = if iwarp { "iWARP" } else { "InfiniBand/RoCE" };
+    let accept_hex = hex(&accept[..accept.len().min(8)]);
     if accept_only {
         s.close();
-        accepted_checks(&mut c, addr, timeout, iwarp);
-        return Ok(ConformReport::new(addr, transport, &accept, c.list));
+        accepted_checks(&mut c, addr, budget, iwarp);
+        return Ok((transport, accept_hex, c.list));
     }
     let server = ServerLimits::of(&accept);
     let cal = calibrate(&mut s);
@@ -808,7 +736,7 @@ pub(crate) fn conform(
     let mut run = Run {
         checks: c,
         addr,
-        timeout,
+        budget,
         cal,
     };
     // The server never sends more inline than its own send size.
@@ -873,20 +801,67 @@ pub(crate) fn conform(
             Verdict::NotApplicable,
         );
     }
-    remote_invalidation_checks(&mut c, addr, timeout);
-    Ok(ConformReport::new(addr, transport, &accept, c.list))
+    remote_invalidation_checks(&mut c, addr, budget);
+    Ok((transport, accept_hex, c.list))
+}
+
+/// Why the first, conforming, connection failed, as the run's outcome: a
+/// consumer reject (IB CM reason 28, what `rdma_reject` sends) is the
+/// server refusing a conforming request; another reject (no listener on
+/// the port, a reject by the CM itself), a timeout or an unreachable peer
+/// says nothing of the server's conformance; a failure of this host is
+/// its own.
+fn first_refusal(addr: SocketAddr, r: Refusal) -> NoRun {
+    /// IB CM reject reason "consumer defined": the listener rejected.
+    const CONSUMER_REJECT: i32 = 28;
+    match r {
+        Refusal::Rejected(CONSUMER_REJECT, _) => NoRun {
+            outcome: Outcome::NotConformant,
+            error: format!("{addr}: the server rejected a conforming request (reason {CONSUMER_REJECT})"),
+        },
+        Refusal::Rejected(reason, _) => NoRun {
+            outcome: Outcome::Inconclusive,
+            error: format!(
+                "{addr}: the connection was rejected (reason {reason}): no RPC-over-RDMA listener there, or not for this host"
+            ),
+        },
+        Refusal::Local(e) => NoRun {
+            outcome: Outcome::LocalError,
+            error: format!("this host could not connect to {addr}: {e}"),
+        },
+        Refusal::Error(e) => NoRun {
+            outcome: Outcome::Inconclusive,
+            error: format!("{addr}: no connection: {e}"),
+        },
+    }
 }
 
 /// `rpcrdma-cm conform`.
 pub(crate) fn conform_cmd(args: &ConformArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
     let addr = crate::args::resolve(&args.target, NFS_RDMA_PORT)?;
-    let r = conform(
-        addr,
-        Duration::from_secs_f64(args.timeout),
-        args.accept_only,
-    )?;
-    emit(out, &if args.json { json(&r) } else { r.render() });
-    Ok(if r.fail == 0 { Exit::Ok } else { Exit::Peer })
+    let started = SystemTime::now();
+    let deadline = (args.deadline > 0.0).then(|| Duration::from_secs_f64(args.deadline));
+    let budget = Budget {
+        each: Duration::from_secs_f64(args.timeout),
+        deadline: deadline.map(|d| Instant::now() + d),
+    };
+    let found = conform(addr, budget, args.accept_only);
+    let r = ConformReport::new(
+        RunFacts {
+            target: addr.to_string(),
+            started,
+            deadline,
+            deadline_reached: budget.expired(),
+            strict: args.strict,
+        },
+        found,
+    );
+    let format = if args.json { Format::Json } else { args.format };
+    emit(out, &r.format(format));
+    if let (Some(e), false) = (&r.error, format == Format::Text) {
+        eprintln!("rpcrdma-cm: conform: {e}");
+    }
+    Ok(r.exit_status())
 }
 
 #[cfg(test)]
@@ -962,9 +937,16 @@ mod tests {
             run(&[0x18, 0x0e, 0xab, 0xf6, 1, 0, 3, 3], false)[0].1,
             Verdict::Fail
         );
-        assert!(
-            run(&message(2, 0, 3, 3), false).contains(&("accept.version".into(), Verdict::Fail))
+        // RFC 8797 section 5: no message (another magic, another
+        // version) is the defaults, not a failure; a magic without its
+        // version is a broken Version One message.
+        assert!(run(&message(2, 0, 3, 3), false)
+            .contains(&("accept.version".into(), Verdict::NotApplicable)));
+        assert_eq!(
+            run(&[0x00, 0x11, 0x22, 0x33, 1, 0, 3, 3], false),
+            vec![("accept.magic".into(), Verdict::NotApplicable)]
         );
+        assert!(run(&MAGIC, true).contains(&("accept.version".into(), Verdict::Fail)));
         assert!(run(&message(1, 0x81, 3, 3), false)
             .contains(&("accept.reserved-flags".into(), Verdict::Fail)));
     }

@@ -148,19 +148,80 @@ pub(crate) struct Session {
     pub accept: Vec<u8>,
     /// The next xid.
     xid: u32,
-    /// Time allowed per call.
-    timeout: Duration,
+    /// Time allowed per call, and the run's deadline.
+    budget: Budget,
     /// The Reply chunk the last call offered.
     last_region: Option<RemoteRegion>,
 }
+
+/// Time allowed: for each connection and each call, and for the whole
+/// run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    /// Time allowed per connection and per call.
+    pub each: Duration,
+    /// When the whole run must be over (`None`: no deadline).
+    pub deadline: Option<Instant>,
+}
+
+impl Budget {
+    /// `each` per step, no deadline.
+    pub(crate) fn per_step(each: Duration) -> Self {
+        Budget {
+            each,
+            deadline: None,
+        }
+    }
+
+    /// The time the next step may take: `each`, never past the deadline;
+    /// `None` once the deadline has passed.
+    pub(crate) fn next(&self) -> Option<Duration> {
+        let Some(deadline) = self.deadline else {
+            return Some(self.each);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then(|| self.each.min(left))
+    }
+
+    /// Whether the deadline has passed.
+    pub(crate) fn expired(&self) -> bool {
+        self.next().is_none()
+    }
+}
+
+/// What a step says when the run's deadline has passed.
+pub(crate) const DEADLINE_PASSED: &str = "not tried: the run's deadline (--deadline) had passed";
 
 /// Why a connection could not be made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Refusal {
     /// The server rejected it.
     Rejected(i32, Vec<u8>),
-    /// Anything else.
+    /// This host could not make it: no RDMA device, no route to the
+    /// address, an address it cannot use. Nothing was learnt of the server.
+    Local(String),
+    /// Anything else: a timeout, an unreachable server, the deadline.
     Error(String),
+}
+
+/// Whether `e` is this host's failure rather than the peer's: a library
+/// call that failed here (no RDMA device, a bad argument), or address or
+/// route resolution that ended for a reason of this host (no device for
+/// the route, no route, an address of the wrong family or not usable
+/// here). Resolution that times out (nobody answered ARP) or a peer that
+/// cannot be reached is not: the peer may be down.
+pub(crate) fn is_local(e: &RdmaError) -> bool {
+    /// errno values of a resolution that failed on this host: ENODEV,
+    /// EINVAL, EAFNOSUPPORT, EADDRNOTAVAIL, ENETUNREACH.
+    const LOCAL_ERRNOS: [i32; 5] = [19, 22, 97, 99, 101];
+    match e {
+        RdmaError::Call { .. } | RdmaError::Invalid(_) => true,
+        RdmaError::Event { event, status, .. } => {
+            (event.ends_with("ADDR_ERROR") || event.ends_with("ROUTE_ERROR"))
+                && LOCAL_ERRNOS.contains(&status.abs())
+        }
+        _ => false,
+    }
 }
 
 impl Session {
@@ -168,8 +229,11 @@ impl Session {
     pub(crate) fn open(
         addr: SocketAddr,
         pdata: Option<&[u8]>,
-        timeout: Duration,
+        budget: Budget,
     ) -> Result<Self, Refusal> {
+        let Some(timeout) = budget.next() else {
+            return Err(Refusal::Error(DEADLINE_PASSED.into()));
+        };
         let opts = ConnectOptions {
             private_data: pdata.map(<[u8]>::to_vec),
             timeout,
@@ -180,16 +244,17 @@ impl Session {
                 status,
                 private_data,
             } => Refusal::Rejected(status, private_data),
+            e if is_local(&e) => Refusal::Local(e.to_string()),
             e => Refusal::Error(e.to_string()),
         })?;
         let mut conn = accepted.connection;
         conn.post_receives(RECEIVES, RECV_BUFFER)
-            .map_err(|e| Refusal::Error(format!("post receives: {e}")))?;
+            .map_err(|e| Refusal::Local(format!("post receives: {e}")))?;
         Ok(Session {
             conn: Some(conn),
             accept: accepted.private_data,
             xid: 0x8797_0000,
-            timeout,
+            budget,
             last_region: None,
         })
     }
@@ -216,7 +281,10 @@ impl Session {
         let mut body = rpc.to_vec();
         body[..4].copy_from_slice(&xid.to_be_bytes());
         msg.extend_from_slice(&body);
-        let deadline = Instant::now() + self.timeout;
+        let Some(timeout) = self.budget.next() else {
+            return Answer::Other(DEADLINE_PASSED.into());
+        };
+        let deadline = Instant::now() + timeout;
         if let Err(e) = conn.send(&msg, MAX_CALL, deadline) {
             self.conn = None;
             return Answer::Other(format!("send: {e}"));
@@ -234,7 +302,7 @@ impl Session {
                 Err(RdmaError::Timeout { .. }) => {
                     return Answer::Other(format!(
                         "no answer within {} s",
-                        self.timeout.as_secs_f64()
+                        timeout.as_secs_f64()
                     ))
                 }
                 Err(e) => {
@@ -287,7 +355,7 @@ impl Session {
         let xid = self.xid;
         let mut msg = transport_header(xid, None);
         msg.extend_from_slice(&null_call(xid, NFS_PROGRAM, 4));
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + self.budget.next()?;
         match conn.send_from_region(&region, &msg, deadline) {
             Ok(()) => {}
             Err(e) if e.is_local_send_failure() => {
@@ -316,7 +384,7 @@ impl Session {
     /// Disconnect and say whether that went cleanly.
     pub(crate) fn close_checked(mut self) -> Result<(), String> {
         match self.conn.take() {
-            Some(c) => c.close(self.timeout).map_err(|e| e.to_string()),
+            Some(c) => c.close(self.budget.each).map_err(|e| e.to_string()),
             None => Err("the connection was lost".into()),
         }
     }
@@ -324,7 +392,7 @@ impl Session {
     /// Disconnect (failures are not the server's conformance).
     pub(crate) fn close(mut self) {
         if let Some(c) = self.conn.take() {
-            let _ = c.close(self.timeout);
+            let _ = c.close(self.budget.each);
         }
     }
 }
