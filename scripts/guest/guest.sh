@@ -127,6 +127,26 @@ kvm_usable || accel_args=(--disable-kvm)
 # log_buf_len: room for the kernel log of a whole test session (the default
 # 128 KiB could wrap), which dmesg_clean.sh checks from boot on.
 kernel_args=(--append no5lvl --append log_buf_len=1M)
+# The root file system: the host's own, read-only, over 9p. virtme-ng
+# mounts it without a cache, so every exec and every read crosses to the
+# host's QEMU main loop (under TCG a guest running shell tests kept that
+# thread at 100% of a core, and spent about half of an exec-heavy loop
+# there). The host tree does not change under a running guest's feet in
+# these tests (the writable directories are separate mounts), so the
+# guest may cache it: the kernel takes the last rootflags= given.
+# RPCRDMA_CM_GUEST_9P_CACHE=none keeps virtme-ng's uncached mount.
+vng_args=()
+# virtme-ng gives each of its six script ports a virtio-serial device of
+# its own, each with QEMU's default of 31 ports: 64 virtqueues a device,
+# each an eventfd that QEMU's main loop polls on every wake-up (about 400
+# descriptors; under TCG the guest's timer ticks wake it thousands of
+# times a second, and polling them kept that thread busy). Two ports a
+# device (port 0 is the console's, unused) are all virtme-ng uses.
+vng_args+=("--qemu-opts=-global virtio-serial-pci.max_ports=2")
+if [ "${RPCRDMA_CM_GUEST_9P_CACHE:-loose}" != none ]; then
+	vng_args+=(--force-9p)
+	kernel_args+=(--append "rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=${RPCRDMA_CM_GUEST_9P_CACHE:-loose}")
+fi
 # RPCRDMA_CM_GUEST_APPEND: more kernel parameters (e.g. debugfs=off).
 [ -z "${RPCRDMA_CM_GUEST_APPEND:-}" ] || kernel_args+=(--append "$RPCRDMA_CM_GUEST_APPEND")
 
@@ -141,7 +161,7 @@ if [ -n "$kimg" ] && [ "$net" = user ]; then
 fi
 cd "$kdir"
 rc=0
-run_group "$timeout" "$VNG" --run "$run" "${accel_args[@]}" --name "$name" --cpus "$cpus" \
+run_group "$timeout" "$VNG" --run "$run" "${accel_args[@]}" "${vng_args[@]}" --name "$name" --cpus "$cpus" \
 	--memory "$memory" "${kernel_args[@]}" "${net_args[@]}" "${rwdirs[@]}" --cwd "$RPCRDMA_CM_TOP" \
 	--exec "$cmd" </dev/null || rc=$?
 exit "$rc"

@@ -105,7 +105,7 @@ touch "$W/client-unmounted"
 if [ "${INTEROP_CONFORM:-0}" = 1 ] && wait_for_file 120 "$W/server-captured"; then
 	target=$(interop_addr server)
 	[ "$INTEROP_FAMILY" = 6 ] && target="[$target]"
-	timeout 600 "${RPCRDMA_CM_TOOL:-$DIR/../../tools/target/release/rpcrdma-cm}" conform --json \
+	timeout 600 "${RPCRDMA_CM_TOOL:-$DIR/../../tools/target/release/rpcrdma-cm}" conform --json --deadline 540 \
 		"$target:$NFS_PORT" >"$W/client-conform.json" 2>"$W/client-conform.err"
 	echo $? >"$W/client-conform.rc"
 fi

@@ -341,6 +341,7 @@ guest_setup() {
 # selftest_end. The plan follows (ktap_set_plan), counted by the program.
 selftest_begin() {
 	local name=$1 need setup=() guest=0
+	SELFTEST_NAME=$name
 	shift
 	skip_unless_root
 	ktap_print_header
@@ -383,6 +384,9 @@ selftest_end() {
 		umount_rdma
 	fi
 	rmmod rpcrdma_cm 2>/dev/null
+	# How long the program took (bash counts from its start): a KTAP
+	# diagnostic, so that the host's logs show where a run's minutes go.
+	echo "# $SELFTEST_NAME: $SECONDS s"
 	return 0
 }
 

@@ -21,10 +21,4 @@ cd "$DIR" || exit 1
 # RPCRDMA_CM_TEST_TIMEOUT overrides it (slow kernels: KASAN under TCG).
 kselftest_override_timeout=${RPCRDMA_CM_TEST_TIMEOUT:-$(sed -n 's/^timeout=//p' "$DIR/settings")}
 export kselftest_override_timeout
-# One program at a time, so that each one's time can be printed (as a KTAP
-# diagnostic line: the host's logs show where a run's minutes go).
-for t in "${tests[@]}"; do
-	t0=$SECONDS
-	run_many "$DIR/$t"
-	ktap_print_msg "$t: $((SECONDS - t0)) s"
-done
+run_many "${tests[@]/#/$DIR/}"

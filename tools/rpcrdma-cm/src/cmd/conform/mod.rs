@@ -24,13 +24,13 @@ pub(crate) use session::{Answer, Budget, Refusal, Session};
 
 use crate::args::{positive_seconds, seconds};
 use crate::error::{Exit, Failure};
-use report::{ConformReport, Format, NoRun, Outcome, RunFacts};
 use crate::nfs4::getattr_compound;
 use crate::oncrpc::{null_call, NFS_PROGRAM};
 use crate::output::emit;
 use crate::report::hex;
 use crate::transport::rdma::NFS_RDMA_PORT;
 use clap::Args;
+use report::{ConformReport, Format, NoRun, Outcome, RunFacts};
 use session::{ServerLimits, MAX_CALL, REPLY_CHUNK};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -53,6 +53,7 @@ const MAX_PAIRS: u32 = 24;
 #[command(after_help = concat!(
     "Example:\n",
     "  $ rpcrdma-cm conform 192.168.100.1\n",
+    "  NOT CONFORMANT: 30 pass, 6 fail, 2 not applicable, 0 could not tell\n",
     "  192.168.100.1:20049 over InfiniBand/RoCE: Accept f6ab0e1801010303\n",
     "  pass  §4          accept.magic: the Accept's message starts with the magic ...\n",
     "        sent: private data f6ab0e180100ffff\n",
@@ -285,7 +286,7 @@ fn check_accept(c: &mut Checks, sent: &[u8], accept: &[u8], iwarp: bool) {
         },
     );
     if version != Some(1) || accept.len() < 8 {
-        if accept.len() < 8 {
+        if accept.len() < 8 && matches!(version, None | Some(1)) {
             c.add(
                 "accept.length",
                 "§4",
@@ -698,12 +699,17 @@ pub(crate) type Findings = (&'static str, String, Vec<Check>);
 
 /// Run every check against `addr`; `Err` when the first, conforming,
 /// connection could not be made (nothing could be checked).
-pub(crate) fn conform(addr: SocketAddr, budget: Budget, accept_only: bool) -> Result<Findings, NoRun> {
+pub(crate) fn conform(
+    addr: SocketAddr,
+    budget: Budget,
+    accept_only: bool,
+) -> Result<Findings, NoRun> {
     let mut c = Checks { list: Vec::new() };
     // The reference connection: this side can receive 256 KB, so the
     // server's own send size is what limits its Replies.
     let reference = message(1, 0, 255, 255);
-    let mut s = Session::open(addr, Some(&reference), budget).map_err(|r| first_refusal(addr, r))?;
+    let mut s = Session::open(addr, Some(&reference), budget)
+        .map_err(|r| first_refusal(addr, r, budget))?;
     let iwarp = s.is_iwarp();
     let accept = s.accept.clone();
     check_accept(&mut c, &reference, &accept, iwarp);
@@ -805,25 +811,32 @@ pub(crate) fn conform(addr: SocketAddr, budget: Budget, accept_only: bool) -> Re
     Ok((transport, accept_hex, c.list))
 }
 
-/// Why the first, conforming, connection failed, as the run's outcome: a
-/// consumer reject (IB CM reason 28, what `rdma_reject` sends) is the
-/// server refusing a conforming request; another reject (no listener on
-/// the port, a reject by the CM itself), a timeout or an unreachable peer
-/// says nothing of the server's conformance; a failure of this host is
-/// its own.
-fn first_refusal(addr: SocketAddr, r: Refusal) -> NoRun {
-    /// IB CM reject reason "consumer defined": the listener rejected.
-    const CONSUMER_REJECT: i32 = 28;
+/// Why the first, conforming, connection failed, as the run's outcome.
+/// A reject is the server refusing a conforming request only if it
+/// accepts a request without private data (RFC 8797 section 5 says it
+/// must): a listener that rejects both (none on that port for this host,
+/// a listener of another kind, the CM's own reject) tells nothing of its
+/// conformance. A timeout or an unreachable peer tells nothing either; a
+/// failure of this host is its own.
+fn first_refusal(addr: SocketAddr, r: Refusal, budget: Budget) -> NoRun {
     match r {
-        Refusal::Rejected(CONSUMER_REJECT, _) => NoRun {
-            outcome: Outcome::NotConformant,
-            error: format!("{addr}: the server rejected a conforming request (reason {CONSUMER_REJECT})"),
-        },
-        Refusal::Rejected(reason, _) => NoRun {
-            outcome: Outcome::Inconclusive,
-            error: format!(
-                "{addr}: the connection was rejected (reason {reason}): no RPC-over-RDMA listener there, or not for this host"
-            ),
+        Refusal::Rejected(reason, _) => match Session::open(addr, None, budget) {
+            Ok(s) => {
+                s.close();
+                NoRun {
+                    outcome: Outcome::NotConformant,
+                    error: format!(
+                        "{addr}: the server rejected a conforming request (reason {reason}) but accepted one without private data"
+                    ),
+                }
+            }
+            Err(again) => NoRun {
+                outcome: Outcome::Inconclusive,
+                error: format!(
+                    "{addr}: the connection was rejected (reason {reason}), and one without private data too ({}): no RPC-over-RDMA listener for this host there",
+                    refusal_text(&again)
+                ),
+            },
         },
         Refusal::Local(e) => NoRun {
             outcome: Outcome::LocalError,
@@ -836,22 +849,48 @@ fn first_refusal(addr: SocketAddr, r: Refusal) -> NoRun {
     }
 }
 
+/// A refusal in words.
+fn refusal_text(r: &Refusal) -> String {
+    match r {
+        Refusal::Rejected(reason, _) => format!("rejected, reason {reason}"),
+        Refusal::Local(e) | Refusal::Error(e) => e.clone(),
+    }
+}
+
 /// `rpcrdma-cm conform`.
 pub(crate) fn conform_cmd(args: &ConformArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
-    let addr = crate::args::resolve(&args.target, NFS_RDMA_PORT)?;
     let started = SystemTime::now();
+    let clock = Instant::now();
     let deadline = (args.deadline > 0.0).then(|| Duration::from_secs_f64(args.deadline));
     let budget = Budget {
         each: Duration::from_secs_f64(args.timeout),
         deadline: deadline.map(|d| Instant::now() + d),
     };
-    let found = conform(addr, budget, args.accept_only);
+    // A malformed target is a usage error (exit 2, no report); a name
+    // this host cannot resolve is its own failure, reported.
+    let (target, found) = match crate::args::resolve(&args.target, NFS_RDMA_PORT) {
+        Ok(addr) => (addr.to_string(), conform(addr, budget, args.accept_only)),
+        Err(f) if f.exit == Exit::Usage => return Err(f),
+        Err(f) => (
+            args.target.clone(),
+            Err(NoRun {
+                outcome: Outcome::LocalError,
+                error: f.message,
+            }),
+        ),
+    };
+    let deadline_reached = found.as_ref().is_ok_and(|(_, _, checks)| {
+        checks
+            .iter()
+            .any(|c| c.got.contains(session::DEADLINE_PASSED))
+    });
     let r = ConformReport::new(
         RunFacts {
-            target: addr.to_string(),
+            target,
             started,
+            seconds: clock.elapsed().as_secs_f64(),
             deadline,
-            deadline_reached: budget.expired(),
+            deadline_reached,
             strict: args.strict,
         },
         found,

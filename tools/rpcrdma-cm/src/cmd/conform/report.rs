@@ -166,6 +166,8 @@ pub(crate) struct RunFacts {
     pub target: String,
     /// When it started.
     pub started: SystemTime,
+    /// How long it took, seconds (a monotonic clock).
+    pub seconds: f64,
     /// The deadline it had.
     pub deadline: Option<Duration>,
     /// Whether the deadline was reached.
@@ -185,11 +187,8 @@ pub(crate) struct NoRun {
 impl ConformReport {
     /// The report of a run: `found` is its transport, the Accept and the
     /// checks, or why there are none.
-    pub(crate) fn new(
-        facts: RunFacts,
-        found: Result<(&'static str, String, Vec<Check>), NoRun>,
-    ) -> Self {
-        let finished = SystemTime::now();
+    pub(crate) fn new(facts: RunFacts, found: Result<super::Findings, NoRun>) -> Self {
+        let finished = facts.started + Duration::from_secs_f64(facts.seconds);
         let (transport, accept, checks, error, outcome) = match found {
             Ok((transport, accept, checks)) => {
                 let outcome = outcome_of(&checks);
@@ -204,10 +203,7 @@ impl ConformReport {
             target: facts.target,
             started: rfc3339(facts.started),
             finished: rfc3339(finished),
-            seconds: finished
-                .duration_since(facts.started)
-                .unwrap_or_default()
-                .as_secs_f64(),
+            seconds: facts.seconds,
             deadline_seconds: facts.deadline.map(|d| d.as_secs_f64()),
             deadline_reached: facts.deadline_reached,
             strict: facts.strict,
@@ -309,12 +305,7 @@ impl ConformReport {
                     format!(" # TODO could not tell: {}", one_line(&c.got)),
                 ),
             };
-            t += &format!(
-                "{result} {} - {} ({}){directive}\n",
-                i + 1,
-                c.id,
-                c.section
-            );
+            t += &format!("{result} {} - {} ({}){directive}\n", i + 1, c.id, c.section);
             if matches!(c.verdict, Verdict::Fail | Verdict::CouldNotTell) {
                 t += &format!(
                     "# {}\n#   sent: {}\n#   got:  {}\n",
@@ -329,20 +320,32 @@ impl ConformReport {
 
     /// JUnit XML: one testsuite, one testcase per check.
     fn junit(&self) -> String {
-        let unknown_fails = self.strict as usize * self.could_not_tell;
+        let unknown_fails = usize::from(self.strict) * self.could_not_tell;
+        let no_run = |o: Outcome| usize::from(self.error.is_some() && self.outcome == o);
+        let no_run_failed = usize::from(
+            self.error.is_some()
+                && (self.outcome == Outcome::NotConformant
+                    || (self.strict && self.outcome == Outcome::Inconclusive)),
+        );
+        let no_run_skipped = usize::from(!self.strict) * no_run(Outcome::Inconclusive);
         let mut t = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"rpcrdma-cm conform {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\" timestamp=\"{}\">\n",
             xml(&self.target),
             self.checks.len().max(usize::from(self.error.is_some())),
-            self.fail + unknown_fails,
-            usize::from(self.error.is_some()),
-            self.not_applicable + self.could_not_tell - unknown_fails,
+            self.fail + unknown_fails + no_run_failed,
+            no_run(Outcome::LocalError),
+            self.not_applicable + self.could_not_tell - unknown_fails + no_run_skipped,
             self.seconds,
             xml(&self.started)
         );
         if let Some(e) = &self.error {
+            let element = match self.outcome {
+                Outcome::LocalError => "error",
+                Outcome::Inconclusive if !self.strict => "skipped",
+                _ => "failure",
+            };
             t += &format!(
-                "  <testcase classname=\"rfc8797\" name=\"connection\">\n    <error message=\"{}\"/>\n  </testcase>\n",
+                "  <testcase classname=\"rfc8797\" name=\"connection\">\n    <{element} message=\"{}\"/>\n  </testcase>\n",
                 xml(e)
             );
         }
@@ -456,6 +459,7 @@ mod tests {
         RunFacts {
             target: "192.0.2.1:20049".into(),
             started: SystemTime::now(),
+            seconds: 1.5,
             deadline: Some(Duration::from_secs(60)),
             deadline_reached: false,
             strict,
@@ -478,9 +482,24 @@ mod tests {
     #[test]
     fn outcome_and_exit_follow_the_verdicts() {
         let cases = [
-            (vec![Verdict::Pass, Verdict::NotApplicable], Outcome::Conformant, 0, 0),
-            (vec![Verdict::Pass, Verdict::CouldNotTell], Outcome::Inconclusive, 3, 1),
-            (vec![Verdict::CouldNotTell, Verdict::Fail], Outcome::NotConformant, 1, 1),
+            (
+                vec![Verdict::Pass, Verdict::NotApplicable],
+                Outcome::Conformant,
+                0,
+                0,
+            ),
+            (
+                vec![Verdict::Pass, Verdict::CouldNotTell],
+                Outcome::Inconclusive,
+                3,
+                1,
+            ),
+            (
+                vec![Verdict::CouldNotTell, Verdict::Fail],
+                Outcome::NotConformant,
+                1,
+                1,
+            ),
         ];
         for (verdicts, outcome, exit, strict_exit) in cases {
             let checks: Vec<Check> = verdicts.iter().map(|&v| check("x", v)).collect();
@@ -499,6 +518,43 @@ mod tests {
         );
         assert_eq!(local.exit, 4);
         assert_eq!(local.render(), "LOCAL ERROR: no RDMA device\n");
+        assert!(local
+            .format(Format::Tap)
+            .contains("Bail out! no RDMA device\n"));
+        assert!(local
+            .format(Format::Junit)
+            .contains("tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\""));
+        // No connection at all: skipped (a failure with --strict); the
+        // server refusing: a failure.
+        for (outcome, strict, counts) in [
+            (
+                Outcome::Inconclusive,
+                false,
+                "failures=\"0\" errors=\"0\" skipped=\"1\"",
+            ),
+            (
+                Outcome::Inconclusive,
+                true,
+                "failures=\"1\" errors=\"0\" skipped=\"0\"",
+            ),
+            (
+                Outcome::NotConformant,
+                false,
+                "failures=\"1\" errors=\"0\" skipped=\"0\"",
+            ),
+        ] {
+            let r = ConformReport::new(
+                facts(strict),
+                Err(NoRun {
+                    outcome,
+                    error: "e".into(),
+                }),
+            );
+            assert!(
+                r.format(Format::Junit).contains(counts),
+                "{outcome:?} {strict}"
+            );
+        }
     }
 
     #[test]

@@ -183,9 +183,13 @@ impl Budget {
         (!left.is_zero()).then(|| self.each.min(left))
     }
 
-    /// Whether the deadline has passed.
-    pub(crate) fn expired(&self) -> bool {
-        self.next().is_none()
+    /// The time a disconnect may take: `each`, but past the deadline no
+    /// more than a second (a disconnect is owed to the server).
+    pub(crate) fn closing(&self) -> Duration {
+        self.next()
+            .unwrap_or(Duration::ZERO)
+            .max(Duration::from_secs(1))
+            .min(self.each)
     }
 }
 
@@ -205,7 +209,8 @@ pub(crate) enum Refusal {
 }
 
 /// Whether `e` is this host's failure rather than the peer's: a library
-/// call that failed here (no RDMA device, a bad argument), or address or
+/// call that failed here (no RDMA device, a bad argument; not
+/// `rdma_connect`, which reports the peer's answer on siw), or address or
 /// route resolution that ended for a reason of this host (no device for
 /// the route, no route, an address of the wrong family or not usable
 /// here). Resolution that times out (nobody answered ARP) or a peer that
@@ -215,7 +220,10 @@ pub(crate) fn is_local(e: &RdmaError) -> bool {
     /// EINVAL, EAFNOSUPPORT, EADDRNOTAVAIL, ENETUNREACH.
     const LOCAL_ERRNOS: [i32; 5] = [19, 22, 97, 99, 101];
     match e {
-        RdmaError::Call { .. } | RdmaError::Invalid(_) => true,
+        // siw connects in blocking mode: rdma_connect itself then fails
+        // with the peer's refusal, timeout or unreachability.
+        RdmaError::Call { what, .. } => *what != "rdma_connect",
+        RdmaError::Invalid(_) => true,
         RdmaError::Event { event, status, .. } => {
             (event.ends_with("ADDR_ERROR") || event.ends_with("ROUTE_ERROR"))
                 && LOCAL_ERRNOS.contains(&status.abs())
@@ -300,10 +308,7 @@ impl Session {
                     return Answer::InvalidateRefused;
                 }
                 Err(RdmaError::Timeout { .. }) => {
-                    return Answer::Other(format!(
-                        "no answer within {} s",
-                        timeout.as_secs_f64()
-                    ))
+                    return Answer::Other(format!("no answer within {} s", timeout.as_secs_f64()))
                 }
                 Err(e) => {
                     self.conn = None;
@@ -384,7 +389,7 @@ impl Session {
     /// Disconnect and say whether that went cleanly.
     pub(crate) fn close_checked(mut self) -> Result<(), String> {
         match self.conn.take() {
-            Some(c) => c.close(self.budget.each).map_err(|e| e.to_string()),
+            Some(c) => c.close(self.budget.closing()).map_err(|e| e.to_string()),
             None => Err("the connection was lost".into()),
         }
     }
@@ -392,7 +397,7 @@ impl Session {
     /// Disconnect (failures are not the server's conformance).
     pub(crate) fn close(mut self) {
         if let Some(c) = self.conn.take() {
-            let _ = c.close(self.budget.each);
+            let _ = c.close(self.budget.closing());
         }
     }
 }
