@@ -341,6 +341,27 @@ else
 	count "interop across the bases (a stock kernel is missing)" 1
 fi
 
+# Debian's own 7.3 kernel image, unchanged, with the modules built for it
+# against its headers (scripts/distro/): one guest, started in the
+# background beside the stock-conformance guest below (two independent
+# guests of about one core each, side by side on the two cores).
+note "distribution kernel: the modules (waiting for the background build)"
+wait_background distro
+distro_rc=$?
+tail -n 3 "$logs/distro-build.log"
+count "make distro: rpcrdma.ko and rpcrdma_cm.ko for Debian's 7.3 kernel (build/check/distro-build.log)" $distro_rc
+distro_test=''
+if [ $distro_rc -eq 0 ]; then
+	note "distribution kernel: Debian's 7.3 image booted with them (one guest, about 4 minutes under TCG, in the background)"
+	(
+		RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536} \
+			scripts/distro/distro-test.sh >"$logs/distro-test.log" 2>&1
+		echo $? >"$logs/distro-test.rc"
+	) </dev/null &
+	distro_test=$!
+	trap 'kill_tree "$background"; kill_tree "$distro_test"' EXIT
+fi
+
 # The stock-conformance tests can fail: cm_stock_conformance.sh on the
 # unpatched kernel of the full base fails exactly the checks the series
 # fixes (scripts/guest/stock-conformance.sh; one guest, about 2 minutes).
@@ -353,21 +374,14 @@ else
 	count "stock conformance (no stock $CHECK_FULL_BASE kernel)" 1
 fi
 
-# Debian's own 7.3 kernel image, unchanged, with the modules built for it
-# against its headers (scripts/distro/): one guest.
-note "distribution kernel: the modules (waiting for the background build)"
-wait_background distro
-distro_rc=$?
-tail -n 3 "$logs/distro-build.log"
-count "make distro: rpcrdma.ko and rpcrdma_cm.ko for Debian's 7.3 kernel (build/check/distro-build.log)" $distro_rc
-if [ $distro_rc -eq 0 ]; then
-	note "distribution kernel: Debian's 7.3 image booted with them (one guest, about 4 minutes under TCG)"
-	RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536} \
-		run_step "distro test" "$logs/distro-test.log" progress_ktap scripts/distro/distro-test.sh
-	distro_test_rc=$?
+if [ -n "$distro_test" ]; then
+	note "distribution kernel: waiting for its guest"
+	wait "$distro_test"
+	distro_test_rc=$(cat "$logs/distro-test.rc" 2>/dev/null || echo 1)
+	grep -E '^(not )?ok [0-9]+ ' "$logs/distro-test.log" | tail -n 12
 	# shellcheck disable=SC2046 # the program names, one word each
 	tally_selftests "$logs/distro-test.log" $(scripts/distro/distro-test.sh --list)
-	[ $distro_test_rc -eq 0 ] || count "distro test: guest or runner failed (build/check/distro-test.log)" 1
+	[ "$distro_test_rc" -eq 0 ] || count "distro test: guest or runner failed (build/check/distro-test.log)" 1
 fi
 wait_background distro-lts
 distro_lts_rc=$?
