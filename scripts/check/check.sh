@@ -137,23 +137,17 @@ build_base() {
 	tally_ktap "lint $base" "$logs/lint-$base.ktap" "$lint_rc"
 }
 
-# The full base's kernel first, in the foreground: everything of that base
-# waits for it.
-kbase_set "$CHECK_FULL_BASE"
-note "kernel $CHECK_FULL_BASE"
-step_kernel "$logs/kernel-$CHECK_FULL_BASE.log"
-full_kernel_rc=$?
-count "kernel build $CHECK_FULL_BASE (build/check/kernel-$CHECK_FULL_BASE.log)" $full_kernel_rc
-build_base "$CHECK_FULL_BASE" all $full_kernel_rc
-
-# The other kernels build in the background at the lowest CPU priority
-# while the full base's guests run: a TCG guest keeps about 1.3 of the 2
-# cores busy (measured: 257 s of CPU in 193 s), and the builds take the
-# rest (measured on a fresh machine: the 6.12 build ran 1501 s beside the
-# guests, which it slowed by about 350 s, and was waited for 94 s: about
-# 3 minutes less in all). In order, each after the
-# one before: the cut base's test kernel, then the stock kernels of both
-# bases (each incrementally from its base's test tree). Each writes its
+# The other kernels build in the background at the lowest CPU priority,
+# started before the full base's kernel, which builds in the foreground:
+# a kernel build leaves a core idle in its serial stretches (the Rust
+# crates, the link), which the background build takes; later a TCG guest
+# keeps about one of the two cores busy and the builds take the rest
+# (measured on a fresh machine before this order: the 6.12 build ran
+# 1501 s beside the guests, which it slowed by about 350 s, and was
+# waited for 94 s). In order, each after the one before: the cut base's
+# test kernel, then (once the full base's kernel is built: the stock
+# kernels build incrementally from the test kernels' trees) the stock
+# kernels of both bases, then the distribution's modules. Each writes its
 # exit status to build/check/bg-NAME.rc; wait_background reads it.
 # bg_step NAME LOG BASE CMD...: one of them.
 bg_step() {
@@ -171,8 +165,12 @@ distro_lts=$(awk '!/^#/ && $1 ~ /^6[.]12[.]/ { print $1; exit }' scripts/distro/
 	renice -n 19 -p "$BASHPID" >/dev/null
 	bg_step kernel-$cut_base "$logs/kernel-$cut_base.log" "$cut_base" \
 		scripts/kernel/build-kernel.sh default
-	bg_step stock-$CHECK_FULL_BASE "$logs/stock-kernel-$CHECK_FULL_BASE.log" "$CHECK_FULL_BASE" \
-		scripts/kernel/build-kernel.sh stock
+	while [ ! -f "$logs/fg-kernel.rc" ]; do
+		sleep 5
+	done
+	[ "$(cat "$logs/fg-kernel.rc")" = 0 ] &&
+		bg_step stock-$CHECK_FULL_BASE "$logs/stock-kernel-$CHECK_FULL_BASE.log" "$CHECK_FULL_BASE" \
+			scripts/kernel/build-kernel.sh stock
 	[ "$(cat "$logs/bg-kernel-$cut_base.rc")" = 0 ] &&
 		bg_step stock-$cut_base "$logs/stock-kernel-$cut_base.log" "$cut_base" \
 			scripts/kernel/build-kernel.sh stock
@@ -186,7 +184,7 @@ distro_lts=$(awk '!/^#/ && $1 ~ /^6[.]12[.]/ { print $1; exit }' scripts/distro/
 	if [ -n "$distro_lts" ]; then
 		bg_step distro-lts "$logs/distro-lts-build.log" 6.12 scripts/distro/distro.sh build "$distro_lts"
 	else
-		echo "no 6.12 release in scripts/distro/debian.pins" >"$logs/distro-lts-build.log"
+		echo "no 6.12 release pinned in scripts/distro/debian.pins" >"$logs/distro-lts-build.log"
 		echo 1 >"$logs/bg-distro-lts.rc"
 	fi
 ) </dev/null &
@@ -202,7 +200,17 @@ kill_tree() {
 }
 trap 'kill_tree "$background"' EXIT
 trap 'exit 130' INT TERM
-note "kernel $cut_base, stock kernel $CHECK_FULL_BASE, stock kernel $cut_base, the distribution's modules: building in the background (nice 19; logs build/check/kernel-$cut_base.log, stock-kernel-*.log, distro-build.log, distro-lts-build.log)"
+note "kernel $cut_base, then stock kernel $CHECK_FULL_BASE, stock kernel $cut_base, the distribution's modules: building in the background (nice 19; logs build/check/kernel-$cut_base.log, stock-kernel-*.log, distro-build.log, distro-lts-build.log)"
+
+# The full base's kernel in the foreground: everything of that base waits
+# for it.
+kbase_set "$CHECK_FULL_BASE"
+note "kernel $CHECK_FULL_BASE"
+step_kernel "$logs/kernel-$CHECK_FULL_BASE.log"
+full_kernel_rc=$?
+echo $full_kernel_rc >"$logs/fg-kernel.rc"
+count "kernel build $CHECK_FULL_BASE (build/check/kernel-$CHECK_FULL_BASE.log)" $full_kernel_rc
+build_base "$CHECK_FULL_BASE" all $full_kernel_rc
 
 # wait_background NAME: the background step NAME's exit status (1 if it
 # never ran: the chain stopped before it), once it is done.
