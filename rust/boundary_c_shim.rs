@@ -13,18 +13,17 @@
 use crate::cm_private::InlineSize;
 use crate::rdma_cm::Registration;
 use crate::{CmState, Params};
-use core::ffi::{c_ulong, c_void};
 use core::fmt;
-use core::pin::Pin;
-use kernel::alloc::KBox;
-use kernel::error::Result;
+use kernel::ffi::{c_ulong, c_void};
+use kernel::prelude::*;
 #[cfg(not(rpcrdma_cm_time_instant))]
 use kernel::time::Ktime;
 #[cfg(rpcrdma_cm_time_instant)]
 use kernel::time::{Instant, Monotonic};
+use kernel::ThisModule;
 
 mod ffi {
-    use core::ffi::c_void;
+    use kernel::ffi::c_void;
 
     /// `struct seq_file`, opaque here.
     #[repr(C)]
@@ -32,14 +31,29 @@ mod ffi {
         _private: [u8; 0],
     }
 
+    /// `struct rpcrdma_cm_params` of `rpcrdma_cm_shim.h`: the parameters,
+    /// sizes in bytes (0: the transport's setting).
+    #[repr(C)]
+    #[derive(Default)]
+    pub(super) struct ParamsC {
+        /// `requester_send_size`.
+        pub(super) requester_send_size: u32,
+        /// `requester_recv_size`.
+        pub(super) requester_recv_size: u32,
+        /// `responder_send_size`.
+        pub(super) responder_send_size: u32,
+        /// `responder_recv_size`.
+        pub(super) responder_recv_size: u32,
+        /// `remote_invalidation`.
+        pub(super) remote_invalidation: bool,
+        /// `send_private_data`.
+        pub(super) send_private_data: bool,
+        /// `nonconforming_requester_1k`.
+        pub(super) nonconforming_requester_1k: bool,
+    }
+
     extern "C" {
-        pub(super) fn rpcrdma_cm_param_requester_send_size() -> u32;
-        pub(super) fn rpcrdma_cm_param_requester_recv_size() -> u32;
-        pub(super) fn rpcrdma_cm_param_responder_send_size() -> u32;
-        pub(super) fn rpcrdma_cm_param_responder_recv_size() -> u32;
-        pub(super) fn rpcrdma_cm_param_remote_invalidation() -> bool;
-        pub(super) fn rpcrdma_cm_param_send_private_data() -> bool;
-        pub(super) fn rpcrdma_cm_param_nonconforming_requester_1k() -> bool;
+        pub(super) fn rpcrdma_cm_params_read(params: *mut ParamsC);
         pub(super) fn rpcrdma_cm_warn_no_memory();
         pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void);
         pub(super) fn rpcrdma_cm_debugfs_remove();
@@ -63,18 +77,18 @@ pub(crate) fn load_params() -> Result {
 
 /// Read all parameters.
 pub(crate) fn params() -> Params {
-    // SAFETY: each getter takes no arguments, reads one static of the C side
-    // with READ_ONCE() and may be called from any context.
-    unsafe {
-        Params {
-            requester_send: size(ffi::rpcrdma_cm_param_requester_send_size()),
-            requester_recv: size(ffi::rpcrdma_cm_param_requester_recv_size()),
-            responder_send: size(ffi::rpcrdma_cm_param_responder_send_size()),
-            responder_recv: size(ffi::rpcrdma_cm_param_responder_recv_size()),
-            remote_invalidation: ffi::rpcrdma_cm_param_remote_invalidation(),
-            send_private_data: ffi::rpcrdma_cm_param_send_private_data(),
-            nonconforming_requester_1k: ffi::rpcrdma_cm_param_nonconforming_requester_1k(),
-        }
+    let mut p = ffi::ParamsC::default();
+    // SAFETY: `p` is valid for writes; the C side fills it with each
+    // parameter read once (READ_ONCE()) and may be called from any context.
+    unsafe { ffi::rpcrdma_cm_params_read(&mut p) };
+    Params {
+        requester_send: size(p.requester_send_size),
+        requester_recv: size(p.requester_recv_size),
+        responder_send: size(p.responder_send_size),
+        responder_recv: size(p.responder_recv_size),
+        remote_invalidation: p.remote_invalidation,
+        send_private_data: p.send_private_data,
+        nonconforming_requester_1k: p.nonconforming_requester_1k,
     }
 }
 
@@ -121,6 +135,30 @@ impl Stopwatch {
     }
 }
 
+/// The module instance: the debugfs files, which own the registration and
+/// remove themselves before it unregisters, waits and frees the state.
+pub(crate) struct RpcrdmaCm {
+    /// The files and the registration.
+    _debugfs: Debugfs,
+}
+
+impl kernel::Module for RpcrdmaCm {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        crate::before_registering()?;
+        let registration = KBox::pin_init(Registration::new(CmState::new()), GFP_KERNEL)?;
+        let debugfs = Debugfs::create(registration);
+        crate::registered();
+        Ok(RpcrdmaCm { _debugfs: debugfs })
+    }
+}
+
+impl Drop for RpcrdmaCm {
+    /// Say so; then `_debugfs` drops: the files, then the registration.
+    fn drop(&mut self) {
+        crate::unregistering();
+    }
+}
+
 /// The debugfs files, and the registration whose state they show.
 ///
 /// # Invariants
@@ -128,7 +166,8 @@ impl Stopwatch {
 /// While `_registration` is alive, the C side may hand the address of its
 /// `CmState` to the show callbacks below; dropping removes the files (and
 /// waits for readers) before `_registration` is dropped.
-pub(crate) struct Debugfs {
+struct Debugfs {
+    /// Unregisters and frees the state, after the files are removed.
     _registration: Pin<KBox<Registration<CmState>>>,
 }
 
@@ -138,7 +177,7 @@ impl Debugfs {
     ///
     /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files
     /// and the module works all the same.
-    pub(crate) fn create(registration: Pin<KBox<Registration<CmState>>>) -> Debugfs {
+    fn create(registration: Pin<KBox<Registration<CmState>>>) -> Debugfs {
         let ptr: *const CmState = registration.data();
         // SAFETY: the C side keeps the pointer for the show callbacks
         // below; the state is pinned in `registration`, which the returned
@@ -218,11 +257,11 @@ pub(crate) unsafe extern "C" fn rpcrdma_cm_conn_at_or_after(
 ) -> bool {
     // SAFETY: as documented above.
     let state = unsafe { self::state(state) };
-    // `unsigned long` and `usize` have the same width on every Linux target.
-    match state.cookie_at_or_after(key as usize) {
+    // The kernel's `c_ulong` is `usize`, the cookies' type.
+    match state.cookie_at_or_after(key) {
         Some(cookie) => {
             // SAFETY: `found` is valid for writes, as documented above.
-            unsafe { found.write(cookie as c_ulong) };
+            unsafe { found.write(cookie) };
             true
         }
         None => false,
@@ -246,7 +285,7 @@ pub(crate) unsafe extern "C" fn rpcrdma_cm_show_connection(
     let state = unsafe { self::state(state) };
     // SAFETY: `m` is the seq_file of this running show callback.
     let mut out = unsafe { SeqWriter::new(m) };
-    state.show_connection(cookie as usize, &mut out);
+    state.show_connection(cookie, &mut out);
 }
 
 /// Show callback of `rpcrdma_cm/stats`.

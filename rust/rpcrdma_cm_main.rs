@@ -16,13 +16,12 @@
 //! and the debugfs lines (`debugfs_render`). This file holds the module,
 //! its shared state and the hook callbacks.
 
-use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::rbtree::RBTree;
 #[cfg(not(rpcrdma_cm_abstraction_in_module))]
 use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
 use kernel::sync::SpinLock;
-use kernel::{new_spinlock, ThisModule};
 
 #[path = "proto/cm_private.rs"]
 pub mod cm_private;
@@ -69,6 +68,7 @@ mod policy;
 mod stats;
 mod table;
 
+use boundary::RpcrdmaCm;
 use callback_times::{Callback, CallbackTime, CallbackTimer};
 use cm_private::{negotiate, InlineSize, PrivateMessage};
 use policy::{advertise, local_limits, negotiating_as, outcome, responder_limits, sizes_for};
@@ -85,7 +85,8 @@ module! {
 }
 
 // The parameters are read once, at load, by `boundary::load_params`; at run
-// time they are set through `rpcrdma_cm/parameters/` in debugfs.
+// time they are set through `rpcrdma_cm/parameters/` in debugfs. The module
+// instance is the boundary's (`InPlaceModule` here, `Module` with the C shim).
 #[cfg(rpcrdma_cm_boundary_kernel_crate)]
 module! {
     type: RpcrdmaCm,
@@ -287,39 +288,31 @@ impl rdma_cm::Operations for CmState {
     }
 }
 
-/// The module instance: the debugfs files, which own the registration and
-/// remove themselves before it unregisters, waits and frees the state.
-struct RpcrdmaCm {
-    _debugfs: boundary::Debugfs,
+/// Before registering, at load: the parameters checked (and, in the
+/// benchmark build, the table benchmark run).
+fn before_registering() -> Result {
+    boundary::load_params()?;
+    #[cfg(rpcrdma_cm_bench)]
+    bench::run()?;
+    Ok(())
 }
 
-impl kernel::Module for RpcrdmaCm {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        boundary::load_params()?;
-        #[cfg(rpcrdma_cm_bench)]
-        bench::run()?;
-        let registration = KBox::pin_init(
-            rdma_cm::Registration::<CmState>::new(CmState::new()),
-            GFP_KERNEL,
-        )?;
-        let debugfs = boundary::Debugfs::create(registration);
-        let p = boundary::params();
-        pr_info!(
-            "registered; private data {}, remote invalidation {}{}\n",
-            if p.send_private_data { "on" } else { "off" },
-            if p.remote_invalidation { "on" } else { "off" },
-            if p.nonconforming_requester_1k {
-                ", clients without private data held to 1KB"
-            } else {
-                ""
-            }
-        );
-        Ok(RpcrdmaCm { _debugfs: debugfs })
-    }
+/// Registered, at load: say so, with the settings that change behaviour.
+fn registered() {
+    let p = boundary::params();
+    pr_info!(
+        "registered; private data {}, remote invalidation {}{}\n",
+        if p.send_private_data { "on" } else { "off" },
+        if p.remote_invalidation { "on" } else { "off" },
+        if p.nonconforming_requester_1k {
+            ", clients without private data held to 1KB"
+        } else {
+            ""
+        }
+    );
 }
 
-impl Drop for RpcrdmaCm {
-    fn drop(&mut self) {
-        pr_info!("unregistering\n");
-    }
+/// About to unregister, at unload: say so.
+fn unregistering() {
+    pr_info!("unregistering\n");
 }

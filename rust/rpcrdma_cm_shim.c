@@ -77,39 +77,15 @@ module_param(nonconforming_requester_1k, bool, 0644);
 MODULE_PARM_DESC(nonconforming_requester_1k,
 		 "Server: hold clients without RFC 8797 private data to 1KB inline (N)");
 
-u32 rpcrdma_cm_param_requester_send_size(void)
+void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params)
 {
-	return READ_ONCE(requester_send_size);
-}
-
-u32 rpcrdma_cm_param_requester_recv_size(void)
-{
-	return READ_ONCE(requester_recv_size);
-}
-
-u32 rpcrdma_cm_param_responder_send_size(void)
-{
-	return READ_ONCE(responder_send_size);
-}
-
-u32 rpcrdma_cm_param_responder_recv_size(void)
-{
-	return READ_ONCE(responder_recv_size);
-}
-
-bool rpcrdma_cm_param_remote_invalidation(void)
-{
-	return READ_ONCE(remote_invalidation);
-}
-
-bool rpcrdma_cm_param_send_private_data(void)
-{
-	return READ_ONCE(send_private_data);
-}
-
-bool rpcrdma_cm_param_nonconforming_requester_1k(void)
-{
-	return READ_ONCE(nonconforming_requester_1k);
+	params->requester_send_size = READ_ONCE(requester_send_size);
+	params->requester_recv_size = READ_ONCE(requester_recv_size);
+	params->responder_send_size = READ_ONCE(responder_send_size);
+	params->responder_recv_size = READ_ONCE(responder_recv_size);
+	params->remote_invalidation = READ_ONCE(remote_invalidation);
+	params->send_private_data = READ_ONCE(send_private_data);
+	params->nonconforming_requester_1k = READ_ONCE(nonconforming_requester_1k);
 }
 
 void rpcrdma_cm_warn_no_memory(void)

@@ -3,8 +3,9 @@
  * The C side of rpcrdma_cm: what 6.12's Rust kernel crate lacks, and
  * what a distribution's 7.3 kernel crate lacks the series' debugfs fix for.
  *
- * Module parameters: each accessor returns the current value with
- * READ_ONCE(); values take effect for connections set up afterwards.
+ * Module parameters: rpcrdma_cm_params_read() copies the current values,
+ * each read once with READ_ONCE(); values take effect for connections set
+ * up afterwards.
  *
  * debugfs: rpcrdma_cm/connections, rpcrdma_cm/stats and
  * rpcrdma_cm/callback_times, whose contents the Rust side writes through
@@ -17,13 +18,18 @@
 
 struct seq_file;
 
-u32 rpcrdma_cm_param_requester_send_size(void);
-u32 rpcrdma_cm_param_requester_recv_size(void);
-u32 rpcrdma_cm_param_responder_send_size(void);
-u32 rpcrdma_cm_param_responder_recv_size(void);
-bool rpcrdma_cm_param_remote_invalidation(void);
-bool rpcrdma_cm_param_send_private_data(void);
-bool rpcrdma_cm_param_nonconforming_requester_1k(void);
+/* The parameters; sizes in bytes, 0 for the transport's setting */
+struct rpcrdma_cm_params {
+	u32	requester_send_size;
+	u32	requester_recv_size;
+	u32	responder_send_size;
+	u32	responder_recv_size;
+	bool	remote_invalidation;
+	bool	send_private_data;
+	bool	nonconforming_requester_1k;
+};
+
+void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params);
 
 void rpcrdma_cm_warn_no_memory(void);
 void rpcrdma_cm_debugfs_create(const void *state);

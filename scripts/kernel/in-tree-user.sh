@@ -38,7 +38,10 @@ FILES=(
 	"$DIR/policy.rs rust/policy.rs"
 	"$DIR/debugfs_render.rs rust/debugfs_render.rs"
 	"$DIR/boundary_kernel_crate.rs rust/boundary_kernel_crate.rs"
+	"$DIR/kernel_crate_params.rs rust/kernel_crate_params.rs"
 	"$DIR/proto/cm_private.rs rust/proto/cm_private.rs"
+	"$DIR/proto/nonconformance.rs rust/proto/nonconformance.rs"
+	"$DIR/proto/negotiation.rs rust/proto/negotiation.rs"
 )
 
 # the_patch: the series' file that adds the in-tree user.
@@ -250,15 +253,17 @@ its parameters can be changed at run time through debugfs files
 (rpcrdma_cm/parameters/), since module parameters of Rust modules are
 read-only after load.
 
-The protocol logic (proto/cm_private.rs: encoding, decoding and the
-negotiation) has no kernel dependency and is unit-tested on the host
-out of tree; boundary_kernel_crate.rs is the module's only contact with
-module parameters, debugfs and the clock. The rest is a file per
-concern: the connection table (table.rs), per-role counters
-(stats.rs), callback timing (callback_times.rs), the policy that turns
-the parameters and the transport's settings into limits (policy.rs),
-the debugfs lines (debugfs_render.rs), and the hook callbacks
-(rpcrdma_cm_main.rs). The
+The protocol logic in proto/ (cm_private.rs: the message, its
+encoding and decoding; nonconformance.rs: why a message does not
+conform; negotiation.rs: the thresholds of RFC 8797 section 3.1) has
+no kernel dependency and is unit-tested on the host out of tree.
+boundary_kernel_crate.rs (the module instance, debugfs, the clock) and
+kernel_crate_params.rs (the parameters) are the module's only contact
+with the kernel beyond the hooks. The rest is a file per concern: the
+connection table (table.rs), per-role counters (stats.rs), callback
+timing (callback_times.rs), the policy that turns the parameters and
+the transport's settings into limits (policy.rs), the debugfs lines
+(debugfs_render.rs), and the hook callbacks (rpcrdma_cm_main.rs). The
 files are generated from the out-of-tree module's source, without its
 scaffolding (another kernel's boundary, a benchmark, host unit tests);
 that source builds out of tree for kernels with the hooks but without

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The module's parameters through the kernel crate (`kernel::module_param`),
+//! part of the kernel crate boundary (`boundary_kernel_crate.rs`).
+//!
+//! The kernel crate's module parameters are read once, at load, and have no
+//! sysfs file. So [`load_params`] checks them and copies them into run-time
+//! values, which [`params`] reads and which the files of
+//! `rpcrdma_cm/parameters/` in debugfs show and set ([`populate`]).
+//!
+//! This file has no `unsafe` code.
+
+use crate::cm_private::InlineSize;
+use crate::{module_parameters, Params};
+use kernel::debugfs::ScopedDir;
+use kernel::fmt;
+use kernel::module_param::ModuleParamAccess;
+use kernel::prelude::*;
+use kernel::str::parse_int::ParseInt;
+use kernel::str::{kstrtobool_bytes, BStr};
+use kernel::sync::atomic::{Atomic, Relaxed};
+use kernel::uaccess::UserSliceReader;
+
+/// The smallest size parameter other than 0 (RFC 8797's smallest size).
+const SIZE_MIN: u32 = 1024;
+
+/// The largest size parameter (RFC 8797's largest size).
+const SIZE_MAX: u32 = 256 * 1024;
+
+/// A size parameter.
+///
+/// # Invariants
+///
+/// `value` is 0 or within `SIZE_MIN..=SIZE_MAX`.
+struct SizeParam {
+    /// The parameter's name, also its file's in `rpcrdma_cm/parameters/`.
+    name: &'static CStr,
+    /// The value given at load, or the default.
+    given: &'static ModuleParamAccess<u32>,
+    /// The value in effect, in bytes; 0 = the transport's setting.
+    value: Atomic<u32>,
+}
+
+impl SizeParam {
+    /// The parameter `name`, given at load in `given`; 0 until
+    /// [`load_params`] has run.
+    const fn new(name: &'static CStr, given: &'static ModuleParamAccess<u32>) -> Self {
+        // INVARIANT: 0 is a valid value.
+        SizeParam {
+            name,
+            given,
+            value: Atomic::new(0),
+        }
+    }
+
+    /// Set the parameter to `bytes`; `ERANGE`, and no change, if it is
+    /// neither 0 nor within `SIZE_MIN..=SIZE_MAX`.
+    fn set(&self, bytes: u32) -> Result {
+        if bytes != 0 && !(SIZE_MIN..=SIZE_MAX).contains(&bytes) {
+            return Err(ERANGE);
+        }
+        // INVARIANT: checked just above.
+        self.value.store(bytes, Relaxed);
+        Ok(())
+    }
+
+    /// The size in effect; `None` where the transport's setting applies.
+    ///
+    /// The core rounds it down to a multiple of 1024.
+    fn get(&self) -> Option<InlineSize> {
+        match self.value.load(Relaxed) {
+            0 => None,
+            bytes => Some(InlineSize::from_bytes(bytes)),
+        }
+    }
+}
+
+/// A boolean parameter.
+struct BoolParam {
+    /// The parameter's name, also its file's in `rpcrdma_cm/parameters/`.
+    name: &'static CStr,
+    /// The value given at load, or the default.
+    given: &'static ModuleParamAccess<bool>,
+    /// The value in effect.
+    value: Atomic<bool>,
+}
+
+impl BoolParam {
+    /// The parameter `name`, given at load in `given`; `default` until
+    /// [`load_params`] has run.
+    const fn new(
+        name: &'static CStr,
+        given: &'static ModuleParamAccess<bool>,
+        default: bool,
+    ) -> Self {
+        BoolParam {
+            name,
+            given,
+            value: Atomic::new(default),
+        }
+    }
+
+    /// The value in effect.
+    fn get(&self) -> bool {
+        self.value.load(Relaxed)
+    }
+}
+
+/// `requester_send_size`: client send size to advertise.
+static REQUESTER_SEND_SIZE: SizeParam = SizeParam::new(
+    c"requester_send_size",
+    &module_parameters::requester_send_size,
+);
+
+/// `requester_recv_size`: client receive size to advertise.
+static REQUESTER_RECV_SIZE: SizeParam = SizeParam::new(
+    c"requester_recv_size",
+    &module_parameters::requester_recv_size,
+);
+
+/// `responder_send_size`: server send size to advertise.
+static RESPONDER_SEND_SIZE: SizeParam = SizeParam::new(
+    c"responder_send_size",
+    &module_parameters::responder_send_size,
+);
+
+/// `responder_recv_size`: server receive size to advertise.
+static RESPONDER_RECV_SIZE: SizeParam = SizeParam::new(
+    c"responder_recv_size",
+    &module_parameters::responder_recv_size,
+);
+
+/// `remote_invalidation`: offer (client) or use (server) Remote
+/// Invalidation.
+static REMOTE_INVALIDATION: BoolParam = BoolParam::new(
+    c"remote_invalidation",
+    &module_parameters::remote_invalidation,
+    true,
+);
+
+/// `send_private_data`: send RFC 8797 private data at all.
+static SEND_PRIVATE_DATA: BoolParam = BoolParam::new(
+    c"send_private_data",
+    &module_parameters::send_private_data,
+    true,
+);
+
+/// `nonconforming_requester_1k`: hold a requester without conforming
+/// private data to RFC 8797's 1 KB.
+static NONCONFORMING_REQUESTER_1K: BoolParam = BoolParam::new(
+    c"nonconforming_requester_1k",
+    &module_parameters::nonconforming_requester_1k,
+    false,
+);
+
+/// The size parameters, in the order of their files.
+static SIZE_PARAMS: [&SizeParam; 4] = [
+    &REQUESTER_SEND_SIZE,
+    &REQUESTER_RECV_SIZE,
+    &RESPONDER_SEND_SIZE,
+    &RESPONDER_RECV_SIZE,
+];
+
+/// The boolean parameters, in the order of their files.
+static BOOL_PARAMS: [&BoolParam; 3] = [
+    &REMOTE_INVALIDATION,
+    &SEND_PRIVATE_DATA,
+    &NONCONFORMING_REQUESTER_1K,
+];
+
+/// Take the parameters given at load: check each size as [`SizeParam::set`]
+/// does and put every value in effect.
+///
+/// Fails with `EINVAL`, saying which, if a size is neither 0 nor within
+/// 1024..262144.
+pub(super) fn load_params() -> Result {
+    let mut result = Ok(());
+    for p in SIZE_PARAMS {
+        let bytes = p.given.value();
+        if p.set(bytes).is_err() {
+            pr_err!(
+                "`{}' invalid for parameter `{}' (0 = transport setting, else {}..{})\n",
+                bytes,
+                p.name,
+                SIZE_MIN,
+                SIZE_MAX
+            );
+            result = Err(EINVAL);
+        }
+    }
+    for p in BOOL_PARAMS {
+        p.value.store(p.given.value(), Relaxed);
+    }
+    result
+}
+
+/// Read all parameters.
+///
+/// Each is loaded on its own: a write racing with this may show up in one
+/// decision and not yet in another field of the same copy, and every
+/// combination is a valid configuration.
+pub(super) fn params() -> Params {
+    Params {
+        requester_send: REQUESTER_SEND_SIZE.get(),
+        requester_recv: REQUESTER_RECV_SIZE.get(),
+        responder_send: RESPONDER_SEND_SIZE.get(),
+        responder_recv: RESPONDER_RECV_SIZE.get(),
+        remote_invalidation: REMOTE_INVALIDATION.get(),
+        send_private_data: SEND_PRIVATE_DATA.get(),
+        nonconforming_requester_1k: NONCONFORMING_REQUESTER_1K.get(),
+    }
+}
+
+/// Create the parameters' files in `dir`, `rpcrdma_cm/parameters/`.
+pub(super) fn populate(dir: &ScopedDir<'_, '_>) {
+    for p in SIZE_PARAMS {
+        dir.read_write_callback_file(p.name, p, &show_size, &store_size);
+    }
+    for p in BOOL_PARAMS {
+        dir.read_write_callback_file(p.name, p, &show_bool, &store_bool);
+    }
+}
+
+/// Reading a size parameter's file: the value in bytes, as sysfs shows it.
+fn show_size(p: &SizeParam, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", p.value.load(Relaxed))
+}
+
+/// Writing a size parameter's file: a number as the kernel crate's
+/// `parse_int` reads it (what `kstrtouint(s, 0, ...)` accepts, and also the
+/// `0o`/`0b` prefixes and `-0`; a number past `u32` is `EINVAL`), then at
+/// most a newline; set with [`SizeParam::set`] (`ERANGE` out of range).
+fn store_size(p: &SizeParam, reader: &mut UserSliceReader) -> Result {
+    let mut buf = [0; WRITE_MAX];
+    let text = read_text(reader, &mut buf)?;
+    let number = text.strip_suffix(b"\n").unwrap_or(text);
+    p.set(u32::from_str(BStr::from_bytes(number))?)
+}
+
+/// Reading a boolean parameter's file: `Y` or `N`, as sysfs shows it.
+fn show_bool(p: &BoolParam, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", if p.get() { 'Y' } else { 'N' })
+}
+
+/// Writing a boolean parameter's file: what `kstrtobool()` accepts, as
+/// `param_set_bool()`.
+fn store_bool(p: &BoolParam, reader: &mut UserSliceReader) -> Result {
+    let mut buf = [0; WRITE_MAX];
+    let value = kstrtobool_bytes(read_text(reader, &mut buf)?)?;
+    p.value.store(value, Relaxed);
+    Ok(())
+}
+
+/// The longest write a parameter's file takes.
+const WRITE_MAX: usize = 128;
+
+/// The text of one write to a parameter's file, up to its first NUL (as
+/// the string the C setter gets); `EINVAL` if longer than `buf`.
+fn read_text<'a>(reader: &mut UserSliceReader, buf: &'a mut [u8]) -> Result<&'a [u8]> {
+    let n = reader.len();
+    let buf = buf.get_mut(..n).ok_or(EINVAL)?;
+    reader.read_slice(buf)?;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(n);
+    Ok(&buf[..end])
+}
