@@ -147,6 +147,83 @@ pub(crate) struct PingReport {
 }
 
 impl PingReport {
+    /// The report of a ping of `target` with `args` before any call.
+    fn start(target: String, args: &PingArgs, connection: Option<RdmaConnectionReport>) -> Self {
+        PingReport {
+            target,
+            transport: args.transport,
+            program: args.program,
+            version: args.program_version,
+            connection,
+            sent: 0,
+            received: 0,
+            failed: 0,
+            lost: 0,
+            not_sent: 0,
+            rtt_ms: None,
+            error: None,
+            calls: Vec::new(),
+        }
+    }
+
+    /// Count the `result` of call `seq` (xid `xid`), which took `rtt`
+    /// milliseconds with a timeout of `timeout` seconds, and return its
+    /// report (with the round trip if a reply came).
+    fn record(
+        &mut self,
+        seq: u32,
+        xid: u32,
+        result: Result<Vec<u8>, CallError>,
+        rtt: f64,
+        timeout: f64,
+    ) -> CallReport {
+        match result {
+            Ok(rec) => match parse_reply(&rec, xid) {
+                Ok(reply) => {
+                    self.received += 1;
+                    if reply != Reply::Success {
+                        self.failed += 1;
+                    }
+                    CallReport {
+                        seq,
+                        xid,
+                        rtt_ms: Some(rtt),
+                        result: reply.to_string(),
+                    }
+                }
+                Err(why) => {
+                    self.lost += 1;
+                    self.error = Some(format!("malformed reply: {why}"));
+                    CallReport {
+                        seq,
+                        xid,
+                        rtt_ms: None,
+                        result: format!("malformed reply: {why}"),
+                    }
+                }
+            },
+            Err(CallError::Timeout) => {
+                self.lost += 1;
+                CallReport {
+                    seq,
+                    xid,
+                    rtt_ms: None,
+                    result: format!("timeout after {timeout:.3} s"),
+                }
+            }
+            Err(CallError::Fatal(why)) => {
+                self.lost += 1;
+                self.error = Some(why.clone());
+                CallReport {
+                    seq,
+                    xid,
+                    rtt_ms: None,
+                    result: why,
+                }
+            }
+        }
+    }
+
     /// The ping-like line for one call.
     pub fn call_line(&self, c: &CallReport) -> String {
         match c.rtt_ms {
@@ -215,21 +292,7 @@ pub(crate) fn ping_over(
     out: &mut dyn Write,
 ) -> PingReport {
     let timeout = Duration::from_secs_f64(args.timeout);
-    let mut report = PingReport {
-        target,
-        transport: args.transport,
-        program: args.program,
-        version: args.program_version,
-        connection,
-        sent: 0,
-        received: 0,
-        failed: 0,
-        lost: 0,
-        not_sent: 0,
-        rtt_ms: None,
-        error: None,
-        calls: Vec::new(),
-    };
+    let mut report = PingReport::start(target, args, connection);
     let first_xid = std::process::id().rotate_left(16) ^ 0x5250_4300;
     let mut rtts = Vec::new();
     for seq in 1..=args.count {
@@ -242,52 +305,8 @@ pub(crate) fn ping_over(
         report.sent += 1;
         let result = transport.call(xid, &call, start + timeout);
         let rtt = start.elapsed().as_secs_f64() * 1e3;
-        let c = match result {
-            Ok(rec) => match parse_reply(&rec, xid) {
-                Ok(reply) => {
-                    report.received += 1;
-                    rtts.push(rtt);
-                    if reply != Reply::Success {
-                        report.failed += 1;
-                    }
-                    CallReport {
-                        seq,
-                        xid,
-                        rtt_ms: Some(rtt),
-                        result: reply.to_string(),
-                    }
-                }
-                Err(why) => {
-                    report.lost += 1;
-                    report.error = Some(format!("malformed reply: {why}"));
-                    CallReport {
-                        seq,
-                        xid,
-                        rtt_ms: None,
-                        result: format!("malformed reply: {why}"),
-                    }
-                }
-            },
-            Err(CallError::Timeout) => {
-                report.lost += 1;
-                CallReport {
-                    seq,
-                    xid,
-                    rtt_ms: None,
-                    result: format!("timeout after {:.3} s", args.timeout),
-                }
-            }
-            Err(CallError::Fatal(why)) => {
-                report.lost += 1;
-                report.error = Some(why.clone());
-                CallReport {
-                    seq,
-                    xid,
-                    rtt_ms: None,
-                    result: why,
-                }
-            }
-        };
+        let c = report.record(seq, xid, result, rtt, args.timeout);
+        rtts.extend(c.rtt_ms);
         if !args.quiet && !args.json {
             emit(out, &report.call_line(&c));
         }

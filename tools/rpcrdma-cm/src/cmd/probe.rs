@@ -5,12 +5,12 @@
 //! and timed, or one NFSv4.0 READ without chunks (`--read`).
 
 use crate::args::{positive_seconds, resolve, seconds, PrivateDataArgs};
-use crate::cmd::conform::{Answer, Budget, Refusal, Session};
 use crate::error::{Context, Exit, Failure};
 use crate::nfs4::read_compound;
 use crate::output::{emit, json};
 use crate::report::{hex, LocalReport, NegotiatedReport, PrivateDataReport};
 use crate::transport::rdma::NFS_RDMA_PORT;
+use crate::transport::rpcrdma_session::{Answer, Budget, Refusal, Session};
 use clap::Args;
 use rdmacm::{ConnectOptions, Connection, Error as RdmaError};
 use rpcrdma_cm_proto::cm_private::{negotiate, LocalLimits, PrivateMessage};
@@ -265,7 +265,6 @@ pub(crate) struct ReadReport {
 impl ReadReport {
     /// The report of `answer` to a READ of `count` octets of `file`.
     pub fn new(file: &str, count: u32, answer: &Answer) -> Self {
-        use crate::conform::Answer;
         let (procedure, error, len, nfs_status) = match answer {
             Answer::Inline { len, status, .. } => (Some(0), 0, *len, *status),
             Answer::InChunk { .. } => (Some(1), 0, 0, None),

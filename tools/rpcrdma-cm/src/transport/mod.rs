@@ -2,11 +2,14 @@
 
 //! The transports an RPC call travels over: ONC RPC over TCP with record
 //! marking ([`tcp`]) and RPC-over-RDMA Version One ([`rdma`]), one call at
-//! a time each.
+//! a time each; and [`rpcrdma_session`], the RPC-over-RDMA requester of
+//! `conform` and `probe --read`, which offers Reply chunks and classifies
+//! every kind of answer without the protocol core.
 
 use std::time::Instant;
 
 pub(crate) mod rdma;
+pub(crate) mod rpcrdma_session;
 pub(crate) mod tcp;
 
 /// Why a call got no usable reply.

@@ -15,7 +15,7 @@ use crate::error::{Context, Exit, Failure};
 use crate::output::{emit, json_line};
 use crate::transport::rdma::NFS_RDMA_PORT;
 use clap::Args;
-use rdmacm::{Listener, MAX_REP_PRIVATE_DATA};
+use rdmacm::{Listener, Request, MAX_REP_PRIVATE_DATA};
 use rpcrdma_cm_proto::cm_private::PrivateMessage;
 use serde::Serialize;
 use std::io::Write;
@@ -186,6 +186,36 @@ fn wait_for(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Accept `request` with `rep`, then answer RPC on the connection (with
+/// `--answer-rpc`) or hold it for `hold` (unless the requester
+/// disconnects first), and disconnect.
+fn accept_and_serve(
+    args: &RespondArgs,
+    request: Request<'_>,
+    rep: &[u8],
+    timeout: Duration,
+    hold: Duration,
+) -> Result<(), rdmacm::Error> {
+    let request_pdata = request.private_data.clone();
+    let receives = if args.answer_rpc { RPC_RECEIVES } else { 0 };
+    // Receives hold what this side advertised it receives, at least.
+    let receive_size = PrivateMessage::decode(rep).map_or(RPC_RECEIVE_SIZE, |m| {
+        RPC_RECEIVE_SIZE.max(m.max_recv.bytes() as usize)
+    });
+    request
+        .accept(rep, receives, receive_size, timeout)
+        .and_then(|mut conn| {
+            if args.answer_rpc {
+                let own = PrivateMessage::decode(rep).ok();
+                let until = Instant::now() + if hold.is_zero() { RPC_LIMIT } else { hold };
+                rpc::serve(&mut conn, own.as_ref(), &request_pdata, args.fault, until)?;
+            } else if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
+                return Ok(());
+            }
+            conn.close(timeout)
+        })
+}
+
 /// `rpcrdma-cm respond`.
 pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exit, Failure> {
     let cases = cases(args)?;
@@ -232,25 +262,7 @@ pub(crate) fn respond_cmd(args: &RespondArgs, out: &mut dyn Write) -> Result<Exi
             }
             continue;
         }
-        let request_pdata = request.private_data.clone();
-        let receives = if args.answer_rpc { RPC_RECEIVES } else { 0 };
-        // Receives hold what this side advertised it receives, at least.
-        let receive_size = PrivateMessage::decode(rep).map_or(RPC_RECEIVE_SIZE, |m| {
-            RPC_RECEIVE_SIZE.max(m.max_recv.bytes() as usize)
-        });
-        let outcome = request
-            .accept(rep, receives, receive_size, timeout)
-            .and_then(|mut conn| {
-                if args.answer_rpc {
-                    let own = PrivateMessage::decode(rep).ok();
-                    let until = Instant::now() + if hold.is_zero() { RPC_LIMIT } else { hold };
-                    rpc::serve(&mut conn, own.as_ref(), &request_pdata, args.fault, until)?;
-                } else if !hold.is_zero() && conn.wait_peer_disconnect(Instant::now() + hold)? {
-                    return Ok(());
-                }
-                conn.close(timeout)
-            });
-        if let Err(e) = outcome {
+        if let Err(e) = accept_and_serve(args, request, rep, timeout, hold) {
             // A requester that gives up is what some tests provoke: said,
             // counted, and the listener goes on.
             failed += 1;

@@ -220,6 +220,26 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The message that answers the call `xid` with the RPC reply `rpc`:
+/// `RDMA_MSG` without chunks, or `RDMA_ERROR` `ERR_CHUNK` if it exceeds
+/// `threshold` octets (or what `fault` refuses).
+fn reply_message(xid: u32, rpc: &[u8], threshold: usize, fault: Option<Fault>) -> Vec<u8> {
+    let mut reply = Vec::new();
+    // RDMA_MSG, no chunks, then the RPC reply.
+    words(&mut reply, &[xid, 1, 4, 0, 0, 0, 0]);
+    reply.extend_from_slice(rpc);
+    let refuse = match fault {
+        Some(Fault::RefuseAbove(n)) => reply.len() > n,
+        _ => false,
+    };
+    if reply.len() > threshold || refuse {
+        // RDMA_ERROR, ERR_CHUNK.
+        reply.clear();
+        words(&mut reply, &[xid, 1, 4, 4, 2]);
+    }
+    reply
+}
+
 /// Serve RPC on `conn` until the requester disconnects, the connection
 /// fails or `deadline` passes: `own` is what this side advertised (`None`
 /// if nothing), `request` what the requester sent.
@@ -274,19 +294,7 @@ pub(crate) fn serve(
         let Some(rpc) = rpc_reply(&m.data[at..]) else {
             continue;
         };
-        let mut reply = Vec::new();
-        // RDMA_MSG, no chunks, then the RPC reply.
-        words(&mut reply, &[xid, 1, 4, 0, 0, 0, 0]);
-        reply.extend_from_slice(&rpc);
-        let refuse = match fault {
-            Some(Fault::RefuseAbove(n)) => reply.len() > n,
-            _ => false,
-        };
-        if reply.len() > threshold || refuse {
-            // RDMA_ERROR, ERR_CHUNK.
-            reply.clear();
-            words(&mut reply, &[xid, 1, 4, 4, 2]);
-        }
+        let reply = reply_message(xid, &rpc, threshold, fault);
         let send_deadline = Instant::now() + Duration::from_secs(10);
         let max = reply.len().max(262_144);
         match (fault, stag) {

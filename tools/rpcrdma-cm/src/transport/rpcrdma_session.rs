@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! One connection of `conform` (and `probe --read`) to the server: its own
-//! RPC-over-RDMA Version One requester, written apart from the protocol
-//! core so that the checks do not judge the core with itself: it sends a
-//! call with or without a Reply chunk and classifies the answer (inline,
-//! in the chunk, `ERR_CHUNK`, With Invalidate or not).
+//! One RPC-over-RDMA connection of `conform` and `probe --read` to a
+//! server: its own RPC-over-RDMA Version One requester, written apart from
+//! the protocol core so that `conform`'s checks do not judge the core with
+//! itself: it sends a call with or without a Reply chunk and classifies the
+//! answer (inline, in the chunk, `ERR_CHUNK`, With Invalidate or not). What
+//! the answers mean for conformance is `conform`'s.
 
-use super::{DEFAULT_INLINE, MAGIC};
 use crate::nfs4::nfs_status;
 use crate::oncrpc::{null_call, NFS_PROGRAM};
-use rdmacm::{ConnectOptions, Connection, Error as RdmaError, RemoteRegion};
+use rdmacm::{ConnectOptions, Connection, Error as RdmaError, Message, RemoteRegion};
 use rpcrdma_cm_proto::rpcrdma_header::{Body, Header, RdmaError as HeaderError};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -27,42 +27,6 @@ pub(crate) const MAX_CALL: usize = 1024;
 
 /// Octets offered as a Reply chunk for the Remote Invalidation checks.
 pub(crate) const REPLY_CHUNK: u32 = 4096;
-
-/// What a server's Accept says, read by this tool's own rules (RFC 8797
-/// section 4): a message when the first four octets are the magic and the
-/// version is 1; otherwise the RFC default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ServerLimits {
-    /// Whether the Accept carried a version 1 message.
-    pub message: bool,
-    /// The largest Send it makes (1 KB without a message).
-    pub send: u32,
-    /// The largest Send it receives (1 KB without a message).
-    pub recv: u32,
-    /// Its R bit.
-    pub remote_invalidation: bool,
-}
-
-impl ServerLimits {
-    /// Read `accept`.
-    pub fn of(accept: &[u8]) -> Self {
-        if accept.len() >= 8 && accept[..4] == MAGIC && accept[4] == 1 {
-            ServerLimits {
-                message: true,
-                send: (u32::from(accept[6]) + 1) * 1024,
-                recv: (u32::from(accept[7]) + 1) * 1024,
-                remote_invalidation: accept[5] & 1 != 0,
-            }
-        } else {
-            ServerLimits {
-                message: false,
-                send: DEFAULT_INLINE,
-                recv: DEFAULT_INLINE,
-                remote_invalidation: false,
-            }
-        }
-    }
-}
 
 /// How the server answered one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -322,27 +286,7 @@ impl Session {
             if h.xid != xid {
                 continue;
             }
-            let invalidated = m.invalidated_rkey;
-            return match h.body {
-                Body::Msg {
-                    chunks,
-                    payload_offset,
-                } if chunks.is_empty() => Answer::Inline {
-                    len: m.data.len(),
-                    status: nfs_status(&m.data[payload_offset..]),
-                    invalidated,
-                },
-                Body::Msg { chunks, .. } => Answer::Other(format!(
-                    "RDMA_MSG with chunks this call did not offer: {chunks:?}"
-                )),
-                Body::NoMsg { .. } => Answer::InChunk { invalidated },
-                Body::Error(HeaderError::Chunk) => Answer::ErrChunk {
-                    len: m.data.len(),
-                    invalidated,
-                },
-                Body::Error(e) => Answer::Other(format!("RDMA_ERROR {e}")),
-                Body::Done => Answer::Other("RDMA_DONE instead of a reply".into()),
-            };
+            return classify(h.body, &m);
         }
     }
 
@@ -402,6 +346,32 @@ impl Session {
     }
 }
 
+/// How the message `m`, the answer to a call (its transport header's body
+/// is `body`), answered it.
+fn classify(body: Body, m: &Message) -> Answer {
+    let invalidated = m.invalidated_rkey;
+    match body {
+        Body::Msg {
+            chunks,
+            payload_offset,
+        } if chunks.is_empty() => Answer::Inline {
+            len: m.data.len(),
+            status: nfs_status(&m.data[payload_offset..]),
+            invalidated,
+        },
+        Body::Msg { chunks, .. } => Answer::Other(format!(
+            "RDMA_MSG with chunks this call did not offer: {chunks:?}"
+        )),
+        Body::NoMsg { .. } => Answer::InChunk { invalidated },
+        Body::Error(HeaderError::Chunk) => Answer::ErrChunk {
+            len: m.data.len(),
+            invalidated,
+        },
+        Body::Error(e) => Answer::Other(format!("RDMA_ERROR {e}")),
+        Body::Done => Answer::Other("RDMA_DONE instead of a reply".into()),
+    }
+}
+
 /// An `RDMA_MSG` transport header for `xid` with empty Read and Write
 /// lists and, if `reply` is given, a Reply chunk of one segment.
 fn transport_header(xid: u32, reply: Option<RemoteRegion>) -> Vec<u8> {
@@ -425,27 +395,6 @@ mod tests {
     use super::*;
 
     use crate::nfs4::getattr_compound;
-
-    #[test]
-    fn server_limits_read_by_the_rfc() {
-        let s = ServerLimits::of(&[0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 63]);
-        assert_eq!(
-            (s.message, s.send, s.recv, s.remote_invalidation),
-            (true, 4096, 65536, true)
-        );
-        for a in [
-            &[][..],
-            &[0; 196],
-            &[0x18, 0x0e, 0xab, 0xf6, 1, 1, 3, 3],
-            &[0xf6, 0xab, 0x0e, 0x18, 2, 1, 3, 3],
-        ] {
-            let s = ServerLimits::of(a);
-            assert_eq!(
-                (s.message, s.send, s.recv, s.remote_invalidation),
-                (false, 1024, 1024, false)
-            );
-        }
-    }
 
     #[test]
     fn compound_and_header_layout() {
