@@ -236,4 +236,5 @@ distro-dkms:
 
 clean:
 	-test -d $(KDIR) && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_ARGS) clean
+	-test -d $(KDIR) && $(MAKE) -C selftests/rpcrdma_cm/test_modules KDIR=$(KDIR) $(KMAKE_ARGS) clean
 	cd tools && cargo clean

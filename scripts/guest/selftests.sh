@@ -10,34 +10,17 @@ set -uo pipefail
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 ko=${RPCRDMA_CM_KO:-$(module_ko)}
 [ -f "$ko" ] || rpcrdma_cm_die "$ko missing: run 'make'"
-# cm_cross_check.sh loads a hook that lies, built here for this kernel
-# (when it is among the tests to run).
-if [ $# -eq 0 ] || [[ " $* " == *" cm_cross_check.sh "* ]]; then
-	lying=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/cm_lying_hook
-	# shellcheck disable=SC2046
-	make -s -C "$kdir" M="$lying" $(kernel_make_args) modules >/dev/null ||
-		rpcrdma_cm_die "could not build $lying against $kdir"
-fi
-# cm_long_answer.sh loads a kernel::sunrpc::rdma_cm hook whose answers
-# are too long, built here for this kernel.
-if [ $# -eq 0 ] || [[ " $* " == *" cm_long_answer.sh "* ]]; then
-	long=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/cm_long_answer
-	# shellcheck disable=SC2046
-	make -s -C "$kdir" M="$long" $(kernel_make_args) modules >/dev/null ||
-		rpcrdma_cm_die "could not build $long against $kdir"
-fi
-# debugfs_unload.sh loads a module with a kernel::debugfs file of each
-# kind, built here when the kernel's Rust crate has debugfs (7.3; on 6.12
-# the program skips).
+# The programs' test modules (selftests/rpcrdma_cm/test_modules, kselftest's
+# TEST_GEN_MODS_DIR), built here for this kernel, each where the kernel has
+# what it needs: cm_lying_hook.ko (cm_cross_check.sh), cm_long_answer.ko
+# (cm_long_answer.sh), debugfs_kinds.ko (debugfs_unload.sh; only where the
+# kernel crate has debugfs, 7.3: on 6.12 the program skips).
+mods=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/test_modules
+# shellcheck disable=SC2046
+make -s -C "$mods" KDIR="$kdir" $(kernel_make_args) >/dev/null ||
+	rpcrdma_cm_die "could not build $mods against $kdir"
 kinds_ko=
-if { [ $# -eq 0 ] || [[ " $* " == *" debugfs_unload.sh "* ]]; } &&
-	[ -f "$kdir/rust/kernel/debugfs.rs" ]; then
-	kinds=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/debugfs_kinds
-	# shellcheck disable=SC2046
-	make -s -C "$kdir" M="$kinds" $(kernel_make_args) modules >/dev/null ||
-		rpcrdma_cm_die "could not build $kinds against $kdir"
-	kinds_ko=$kinds/debugfs_kinds.ko
-fi
+[ -f "$mods/debugfs_kinds.ko" ] && [ -f "$kdir/rust/kernel/debugfs.rs" ] && kinds_ko=$mods/debugfs_kinds.ko
 log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
 trap 'rm -f "$log"' EXIT
 

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The transports decode what a CM private data hook wrote and keep it in
-# line with what the hook says it provisions. cm_lying_hook.ko (built next
-# to this script, for this test only) lies in one way per load; at
+# line with what the hook says it provisions. cm_lying_hook.ko (in
+# test_modules/, for this test only) lies in one way per load; at
 # ESTABLISHED it always claims 64 KB both ways and Remote Invalidation.
 # Each time an NFSv4.2 mount over RDMA must work (and a 32 KB file
 # round-trip byte-exact), and the trace must show what was applied:
@@ -38,7 +38,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 selftest_begin cm_cross_check tool rxe nfsd
 
-LYING_KO=$DIR/cm_lying_hook/cm_lying_hook.ko
+LYING_KO=$DIR/test_modules/cm_lying_hook.ko
 
 if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A hook whose prepare callbacks answer a length longer than the buffer
-# they were given (cm_long_answer/, a kernel::sunrpc::rdma_cm hook built by
+# they were given (test_modules/cm_long_answer.rs, a kernel::sunrpc::rdma_cm hook built by
 # scripts/guest/selftests.sh): the transports refuse both answers (the client's
 # connect and the server's accept), negotiate the connection with the
 # stock code, and report each refused answer to the hook with closed(), so
@@ -15,7 +15,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 selftest_begin cm_long_answer rxe nfsd
 
-LONG_KO=$DIR/cm_long_answer/cm_long_answer.ko
+LONG_KO=$DIR/test_modules/cm_long_answer.ko
 
 [ -r "$LONG_KO" ] || ktap_exit_fail_msg "$LONG_KO not built (scripts/guest/selftests.sh builds it)"
 ktap_plan_counted

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kernel::debugfs files held open across rmmod (7.3 kernel crate; the first
-# patch of the 7.3 series). debugfs_kinds.ko (built next to this script by
+# patch of the 7.3 series). debugfs_kinds.ko (test_modules/, built by
 # scripts/guest/selftests.sh, passed as DEBUGFS_KINDS_KO) has one file of each of
 # the six kinds. Each reads and writes what the module holds; then, with
 # one of them open, rmmod succeeds, the open file's reads and writes fail
