@@ -12,6 +12,7 @@
 
 use crate::cm_private::InlineSize;
 use crate::{module_parameters, Params};
+use kernel::c_str;
 use kernel::debugfs::ScopedDir;
 use kernel::fmt;
 use kernel::module_param::ModuleParamAccess;
@@ -106,52 +107,48 @@ impl BoolParam {
     }
 }
 
+/// The [`SizeParam`] of the module parameter `$name` (`module!` above),
+/// whose file has the same name.
+macro_rules! size_param {
+    ($name:ident) => {
+        SizeParam::new(c_str!(stringify!($name)), &module_parameters::$name)
+    };
+}
+
+/// The [`BoolParam`] of the module parameter `$name`, whose file has the
+/// same name, with `module!`'s default for it.
+macro_rules! bool_param {
+    ($name:ident, $default:expr) => {
+        BoolParam::new(
+            c_str!(stringify!($name)),
+            &module_parameters::$name,
+            $default,
+        )
+    };
+}
+
 /// `requester_send_size`: client send size to advertise.
-static REQUESTER_SEND_SIZE: SizeParam = SizeParam::new(
-    c"requester_send_size",
-    &module_parameters::requester_send_size,
-);
+static REQUESTER_SEND_SIZE: SizeParam = size_param!(requester_send_size);
 
 /// `requester_recv_size`: client receive size to advertise.
-static REQUESTER_RECV_SIZE: SizeParam = SizeParam::new(
-    c"requester_recv_size",
-    &module_parameters::requester_recv_size,
-);
+static REQUESTER_RECV_SIZE: SizeParam = size_param!(requester_recv_size);
 
 /// `responder_send_size`: server send size to advertise.
-static RESPONDER_SEND_SIZE: SizeParam = SizeParam::new(
-    c"responder_send_size",
-    &module_parameters::responder_send_size,
-);
+static RESPONDER_SEND_SIZE: SizeParam = size_param!(responder_send_size);
 
 /// `responder_recv_size`: server receive size to advertise.
-static RESPONDER_RECV_SIZE: SizeParam = SizeParam::new(
-    c"responder_recv_size",
-    &module_parameters::responder_recv_size,
-);
+static RESPONDER_RECV_SIZE: SizeParam = size_param!(responder_recv_size);
 
 /// `remote_invalidation`: offer (client) or use (server) Remote
 /// Invalidation.
-static REMOTE_INVALIDATION: BoolParam = BoolParam::new(
-    c"remote_invalidation",
-    &module_parameters::remote_invalidation,
-    true,
-);
+static REMOTE_INVALIDATION: BoolParam = bool_param!(remote_invalidation, true);
 
 /// `send_private_data`: send RFC 8797 private data at all.
-static SEND_PRIVATE_DATA: BoolParam = BoolParam::new(
-    c"send_private_data",
-    &module_parameters::send_private_data,
-    true,
-);
+static SEND_PRIVATE_DATA: BoolParam = bool_param!(send_private_data, true);
 
 /// `nonconforming_requester_1k`: hold a requester without conforming
 /// private data to RFC 8797's 1 KB.
-static NONCONFORMING_REQUESTER_1K: BoolParam = BoolParam::new(
-    c"nonconforming_requester_1k",
-    &module_parameters::nonconforming_requester_1k,
-    false,
-);
+static NONCONFORMING_REQUESTER_1K: BoolParam = bool_param!(nonconforming_requester_1k, false);
 
 /// The size parameters, in the order of their files.
 static SIZE_PARAMS: [&SizeParam; 4] = [
