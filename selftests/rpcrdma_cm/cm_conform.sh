@@ -255,18 +255,29 @@ kind_runs_on() {
 	[ "$1" != module-1k ] || [ "$2" = rxe ]
 }
 
-plan=0
+# Every result is in the transports' loop below, and what an iteration
+# adds depends on its transport (the kinds that run on it, its checks,
+# the cases over rxe only): each N is a sum over TRANSPORTS, not one
+# product.
+judged=0 accepts=0 rxe_only=0 ntr=0
 for tr in $TRANSPORTS; do
-	plan=$((plan + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ") + 1))
-	[ "$tr" = rxe ] && plan=$((plan + 1))
-	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] && plan=$((plan + 1))
-	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] && plan=$((plan + $(echo "$RESPONDER_CASES" | grep -c .)))
+	ntr=$((ntr + 1))
+	# judge, per kind that runs on tr: the checks made, one per check,
+	# the exit status.
 	n=$(check_ids "$tr" | wc -w)
 	for kind in $KINDS; do
-		kind_runs_on "$kind" "$tr" && plan=$((plan + n + 2))
+		kind_runs_on "$kind" "$tr" && judged=$((judged + n + 2))
 	done
+	# The BAD_ACCEPTS loop: one per case of tr.
+	accepts=$((accepts + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ")))
+	# Over rxe: no_route; with the responder, silent_server and the
+	# RESPONDER_CASES loop, one per case.
+	[ "$tr" = rxe ] && rxe_only=$((rxe_only + 1))
+	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] &&
+		rxe_only=$((rxe_only + 1 + $(echo "$RESPONDER_CASES" | grep -c .)))
 done
-ktap_set_plan $plan
+# ... and rejecting_responder, one per transport.
+ktap_plan_counted "$judged" "$accepts" "$rxe_only" "$ntr"
 
 # judge KIND TRANSPORT: the results of one run.
 judge() {

@@ -20,7 +20,9 @@ THRESHOLDS="4096 65536"
 SIZES_KB="2 8 32 60"
 CONN=/sys/kernel/debug/rpcrdma_cm/connections
 
-ktap_set_plan $(( $(echo $THRESHOLDS | wc -w) * ($(echo $SIZES_KB | wc -w) * 2 + 1) ))
+# The thresholds' loop: per threshold the mount, and per size of its inner
+# loop a WRITE and a READ.
+ktap_plan_counted $(( $(wc -w <<<"$THRESHOLDS") * (1 + $(wc -w <<<"$SIZES_KB") * 2) ))
 
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
 P=$(rpcrdma_cm_params_dir) || ktap_exit_fail_msg "no parameters of rpcrdma_cm to change"

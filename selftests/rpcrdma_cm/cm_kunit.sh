@@ -34,7 +34,8 @@ cases=$(echo "$log" | grep -E '^ *(not )?ok [0-9]+ [a-z_]+' | grep -v '^SUITE')
 n=$(echo "$cases" | grep -c .)
 # KUnit's own plan for the suite ("1..N").
 planned=$(echo "$log" | sed -n 's/^ *1\.\.\([0-9]*\)$/\1/p' | head -1)
-ktap_set_plan $((n + 2))
+# The loop over the KUnit cases: one result each.
+ktap_plan_counted "$n"
 kunit_case() { echo "$cases" | grep -qE "^ *ok [0-9]+ $1( |\$)"; }
 for name in $(echo "$cases" | sed -E 's/^ *(not )?ok [0-9]+ ([a-z_0-9]+).*/\2/'); do
 	if ! kunit_case "$name"; then

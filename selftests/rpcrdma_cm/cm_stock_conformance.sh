@@ -30,7 +30,9 @@ selftest_begin cm_stock_conformance tool
 # cut on its second base runs rxe only.
 TRANSPORTS=${RPCRDMA_CM_REPLY_TRANSPORTS:-rxe siw}
 read -r -a tr_list <<<"$TRANSPORTS"
-ktap_set_plan $((1 + 9 * ${#tr_list[@]} + 2))
+# The transports' loop: the Accept's flag and reply_checks' eight
+# results (reply_lib.sh) each.
+ktap_plan_counted $(( ${#tr_list[@]} * (1 + 8) ))
 
 cleanup() { reply_cleanup; }
 rmmod rpcrdma_cm 2>/dev/null

@@ -16,7 +16,8 @@ selftest_begin cm_trace_format
 T=/sys/kernel/tracing
 EVENTS="xprtrdma_cm_private svcrdma_cm_private"
 
-ktap_set_plan 2
+# The events' loop: one result each.
+ktap_plan_counted "$(wc -w <<<"$EVENTS")"
 
 mountpoint -q $T || mount -t tracefs nodev $T
 modprobe rpcrdma || ktap_exit_fail_msg "cannot load rpcrdma"

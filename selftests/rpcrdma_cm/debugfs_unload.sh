@@ -24,7 +24,8 @@ fi
 if [ ! -r "${DEBUGFS_KINDS_KO:-}" ]; then
 	ktap_exit_fail_msg "DEBUGFS_KINDS_KO '${DEBUGFS_KINDS_KO:-}' not readable (scripts/guest/selftests.sh builds it)"
 fi
-ktap_set_plan 9
+# The loop over the six kinds: one result each.
+ktap_plan_counted 6
 
 D=/sys/kernel/debug/debugfs_kinds
 mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug

@@ -338,7 +338,7 @@ guest_setup() {
 # rpcrdma-cm tool (TOOL) and the module (RPCRDMA_CM_KO) or skip,
 # guest_setup (with rxe and nfsd when named; "guest" for neither), a
 # kernel log mark NAME (no_report_since NAME), and an EXIT trap,
-# selftest_end. The plan follows (ktap_set_plan), counted by the program.
+# selftest_end. The plan follows (ktap_plan_counted).
 selftest_begin() {
 	local name=$1 need setup=() guest=0
 	SELFTEST_NAME=$name
@@ -363,6 +363,9 @@ selftest_begin() {
 # own text: one result for each line that begins with ktap_test_result
 # (a result at the top level, run once), plus each N (what a loop's
 # indented results add: its cases times the results in its body).
+# Everything else is in an N: an indented ktap_test_result, any
+# ktap_test_pass/fail/skip (an if's branches count once), and a helper's
+# results (reply_checks: 8, check_set: 6).
 ktap_plan_counted() {
 	local n extra
 	n=$(grep -c '^ktap_test_result ' "$0")

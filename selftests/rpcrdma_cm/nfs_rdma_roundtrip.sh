@@ -20,8 +20,9 @@ for t in rdma mount.nfs rpc.nfsd exportfs sha256sum; do
 	fi
 done
 guest_setup rxe
-# Per version: mount, proto=rdma, one test per size, unmount.
-ktap_set_plan $(( $(echo $VERSIONS | wc -w) * ($(echo $SIZES | wc -w) + 3) + 1))
+# The versions' loop: mount, proto=rdma, one test per size, unmount (on
+# either branch of its if).
+ktap_plan_counted $(( $(wc -w <<<"$VERSIONS") * ($(wc -w <<<"$SIZES") + 3) ))
 
 ktap_test_result "nfsd listens on rdma $NFS_PORT" start_nfsd
 
