@@ -35,7 +35,7 @@ help:
 	@echo '  make selftests    kselftests in one guest (module, rxe, NFS over RDMA; PROGS="a.sh b.sh" runs some)'
 	@echo '  make two-guest    the two-guest capture test (CM private data on the wire)'
 	@echo '  make stock-kernel the same kernel without patches (cached): the interop matrix peer'
-	@echo '  make stock-conformance  cm_stock_conformance.sh must fail on the stock kernel exactly where the series fixes it'
+	@echo '  make stock-conformance  stock_transports.sh must fail on the stock kernel exactly where the series fixes it'
 	@echo '                   (KCONFIG=debug: unpatched with KASAN, kmemleak, lockdep)'
 	@echo '  make interop      the full interop matrix (every pair, transport, family, NFS version),'
 	@echo '                   the hostile responder and the 1000-connection storms (matrix 34 min measured)'
@@ -107,7 +107,7 @@ two-guest: module tools
 stock-kernel:
 	$(SCRIPTS)/kernel/build-kernel.sh $(if $(filter debug,$(KCONFIG)),stock-debug,stock)
 
-# cm_stock_conformance.sh on the unpatched kernel: it must fail exactly the
+# stock_transports.sh on the unpatched kernel: it must fail exactly the
 # checks the series fixes (make check runs it on the full base).
 stock-conformance: module tools stock-kernel
 	$(SCRIPTS)/guest/stock-conformance.sh

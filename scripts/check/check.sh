@@ -42,7 +42,7 @@
 #               'scripts/guest/interop.sh --recheck' can judge them again
 #   stock conformance  scripts/guest/stock-conformance.sh on the full base: the
 #               stock kernel fails exactly the checks of
-#               cm_stock_conformance.sh the series fixes (each KTAP test
+#               stock_transports.sh the series fixes (each KTAP test
 #               counts)
 #   judge-mutants  scripts/check/judge-mutants.sh: corrupted copies of the kept
 #               rows and bench output (a swapped or size-ignoring
@@ -101,7 +101,7 @@ case "$CHECK_FULL_BASE" in
 7.3) cut_base=6.12 ;;
 *) rpcrdma_cm_die "CHECK_FULL_BASE=$CHECK_FULL_BASE: the bases are 7.3 and 6.12" ;;
 esac
-CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh cm_stock_conformance.sh cm_conform.sh cm_iwarp_short.sh dmesg_clean.sh}
+CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh stock_transports.sh conform_tool.sh cm_iwarp_short.sh dmesg_clean.sh}
 
 declare -A built=()
 
@@ -301,7 +301,7 @@ count "kernel build $cut_base (build/check/kernel-$cut_base.log)" $cut_kernel_rc
 build_base "$cut_base" kernel $cut_kernel_rc
 
 if [ -n "${built[$cut_base]:-}" ]; then
-	# cm_stock_conformance.sh over rxe only there (siw: the full base's
+	# stock_transports.sh over rxe only there (siw: the full base's
 	# suite and make check-lts), about 40 s less.
 	reply_transports_was=${RPCRDMA_CM_REPLY_TRANSPORTS-}
 	export RPCRDMA_CM_REPLY_TRANSPORTS=${RPCRDMA_CM_REPLY_TRANSPORTS:-rxe}
@@ -370,7 +370,7 @@ if [ $distro_rc -eq 0 ]; then
 	trap 'kill_tree "$background"; kill_tree "$distro_test"' EXIT
 fi
 
-# The stock-conformance tests can fail: cm_stock_conformance.sh on the
+# The stock-conformance tests can fail: stock_transports.sh on the
 # unpatched kernel of the full base fails exactly the checks the series
 # fixes (scripts/guest/stock-conformance.sh; one guest, about 2 minutes).
 if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then

@@ -11,7 +11,7 @@
 #                                            (make check tallies them)
 #
 # One guest (soft-RoCE, nfsd and the NFS client in it), programs in this
-# order: cm_stock_conformance.sh first, with rpcrdma_cm not loaded (the
+# order: stock_transports.sh first, with rpcrdma_cm not loaded (the
 # series' stock fixes in the rebuilt rpcrdma.ko: Replies held to the
 # client's receive size, the R bit as advertised); distro_kernel.sh (the
 # image, the modules, insmod rpcrdma_cm.ko, taint); then module_load.sh,
@@ -37,10 +37,10 @@ fi
 read -r release version < <("$distro" version ${1:+"$1"}) || exit 1
 rust=$("$distro" rust "$release") || exit 1
 if [ "$rust" = y ]; then
-	progs=(cm_stock_conformance.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
+	progs=(stock_transports.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
 		cm_negotiation.sh dmesg_clean.sh)
 else
-	progs=(cm_stock_conformance.sh distro_kernel.sh rxe_active.sh nfs_rdma_roundtrip.sh dmesg_clean.sh)
+	progs=(stock_transports.sh distro_kernel.sh rxe_active.sh nfs_rdma_roundtrip.sh dmesg_clean.sh)
 fi
 if [ $list = 1 ]; then
 	echo "${progs[@]}"

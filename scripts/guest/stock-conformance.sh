@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The stock-conformance tests can fail: selftests/rpcrdma_cm/
-# cm_stock_conformance.sh (RFC 8797 in svcrdma itself, no module) on the
+# stock_transports.sh (RFC 8797 in svcrdma itself, no module) on the
 # unpatched kernel of RPCRDMA_CM_KBASE (scripts/kernel/build-kernel.sh stock;
 # it must be built). The series' kernel passes every subtest (the guest
 # suite runs the program there); the stock kernel must fail exactly the
@@ -39,7 +39,7 @@ trap 'rm -f "$log" "$log.conform"' EXIT
 if [ -n "${STOCK_CONFORMANCE_LOG:-}" ]; then
 	cp "$STOCK_CONFORMANCE_LOG" "$log"
 else
-	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no "$RPCRDMA_CM_TOP/scripts/guest/selftests.sh" cm_stock_conformance.sh cm_conform.sh >"$log" 2>&1
+	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no "$RPCRDMA_CM_TOP/scripts/guest/selftests.sh" stock_transports.sh conform_tool.sh >"$log" 2>&1
 fi
 # The log without the console's carriage returns (read whole by grep -q
 # below: a grep -q at the end of a pipe under pipefail would fail the
@@ -117,21 +117,21 @@ stock_client_unrounded() {
 ktap_test_result "stock: the client's receive threshold was the unrounded 5119 (why it fails)" stock_client_unrounded
 # To its end: the program's own totals line, and no runner timeout.
 ran_to_end() {
-	grep -q "^# # Totals: " "$log" && grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh" "$log" &&
-		! grep -qE "^(not )?ok 1 selftests: .*cm_stock_conformance.sh.*# TIMEOUT" "$log"
+	grep -q "^# # Totals: " "$log" && grep -qE "^(not )?ok 1 selftests: .*stock_transports.sh" "$log" &&
+		! grep -qE "^(not )?ok 1 selftests: .*stock_transports.sh.*# TIMEOUT" "$log"
 }
 ktap_test_result "stock: the guest ran the program to its end" ran_to_end
 # rpcrdma-cm conform on the same stock server (selftests/rpcrdma_cm/
-# cm_conform.sh: every verdict the one its table expects of stock svcrdma,
+# conform_tool.sh: every verdict the one its table expects of stock svcrdma,
 # the failures included: the 1 KB and 4 KB Reply limits, the R bit).
 conform_as_expected() {
 	local ktap=$log.conform
-	sed -n '/selftests: .*cm_conform.sh$/,/selftests: .*cm_conform.sh/p' "$log" >"$ktap"
+	sed -n '/selftests: .*conform_tool.sh$/,/selftests: .*conform_tool.sh/p' "$log" >"$ktap"
 	grep -E '^# not ok [0-9]+ ' "$ktap" | head -5
 	grep -qE '^# # Totals: pass:[1-9][0-9]* fail:0 ' "$ktap" &&
-		grep -qE '^ok [0-9]+ selftests: .*cm_conform.sh$' "$ktap"
+		grep -qE '^ok [0-9]+ selftests: .*conform_tool.sh$' "$ktap"
 }
-ktap_test_result "stock: rpcrdma-cm conform gives every verdict cm_conform.sh expects of stock" conform_as_expected
+ktap_test_result "stock: rpcrdma-cm conform gives every verdict conform_tool.sh expects of stock" conform_as_expected
 stock_conform_fails() {
 	grep -qE '^# ok [0-9]+ stock rxe: threshold.1k.above: fail$' "$log" &&
 		grep -qE '^# ok [0-9]+ stock (rxe|siw): ri.server-without-r: fail$' "$log"

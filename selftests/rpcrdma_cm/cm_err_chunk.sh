@@ -3,7 +3,7 @@
 #
 # With rpcrdma_cm loaded, the responder still honours the receive size the
 # requester advertised (the hook's send threshold never raises it): the
-# checks of reply_lib.sh over rxe (cm_stock_conformance.sh runs the same
+# checks of reply_lib.sh over rxe (stock_transports.sh runs the same
 # checks over rxe and siw without the module); then the module's own send
 # size, 2 KB, 16 KB and 1 KB.
 
@@ -14,7 +14,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/reply_lib.sh"
 selftest_begin cm_err_chunk tool module
 
-# The module over rxe; cm_stock_conformance.sh runs the same checks over
+# The module over rxe; stock_transports.sh runs the same checks over
 # rxe and siw without it, and cm_iwarp_short.sh the module over siw.
 TRANSPORTS="rxe"
 # The transports' loop: reply_checks' eight results (reply_lib.sh) each.

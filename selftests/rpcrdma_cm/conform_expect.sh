@@ -4,7 +4,7 @@
 # What `rpcrdma-cm conform` must find on a Linux NFS/RDMA server, from the
 # server's configuration and RFC 8797, written here and not taken from the
 # tool or the module: the checks the tool makes and each one's verdict,
-# with every exception's source. Sourced by cm_conform.sh (one guest) and
+# with every exception's source. Sourced by conform_tool.sh (one guest) and
 # scripts/guest/interop.sh (the conform rows of the matrix).
 #
 # A server is described by

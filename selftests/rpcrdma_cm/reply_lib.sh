@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck disable=SC2034 # settings for the programs that source it
 #
-# Sourced by cm_stock_conformance.sh and cm_err_chunk.sh: a userspace
+# Sourced by stock_transports.sh and cm_err_chunk.sh: a userspace
 # requester (rpcrdma-cm probe --read) that advertises chosen sizes in its
 # private data and sends one NFSv4.0 READ without any chunk, so the whole Reply must
 # come inline or as RDMA_ERROR/ERR_CHUNK, over soft-RoCE (rxe: the CM area

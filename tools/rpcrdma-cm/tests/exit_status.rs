@@ -69,7 +69,7 @@ fn host_has_rdma_device() -> bool {
 #[test]
 fn conform_without_an_rdma_device_is_a_local_error_4() {
     if host_has_rdma_device() {
-        // The guest tests (cm_conform.sh) check the "no route" kind of
+        // The guest tests (conform_tool.sh) check the "no route" kind of
         // local error where devices exist.
         eprintln!("skipped: this host has an RDMA device");
         return;

@@ -24,7 +24,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 # shellcheck source=reply_lib.sh
 . "$DIR/reply_lib.sh"
-selftest_begin cm_stock_conformance tool
+selftest_begin stock_transports tool
 
 # RPCRDMA_CM_REPLY_TRANSPORTS: rxe, siw or both (the default); make check's
 # cut on its second base runs rxe only.

@@ -17,7 +17,7 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
-selftest_begin cm_conformance tool module rxe
+selftest_begin cm_responder_decode tool module rxe
 
 D=/sys/kernel/debug
 STATS=$D/rpcrdma_cm/stats

@@ -34,13 +34,13 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 # shellcheck source=conform_expect.sh
 . "$DIR/conform_expect.sh"
-selftest_begin cm_conform rxe nfsd
+selftest_begin conform_tool rxe nfsd
 
 TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../tools/target/release/rpcrdma-cm}
 SIW_NIC=rcmconf0
 SIW_ADDR=192.0.2.81
 TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-rxe siw}
-WORK=$(mktemp -d /tmp/cm_conform.XXXXXX)
+WORK=$(mktemp -d /tmp/conform_tool.XXXXXX)
 
 NO_ROUTE_NET=198.51.100.0/24
 
