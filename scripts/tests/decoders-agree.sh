@@ -4,7 +4,7 @@
 # The two decoders of RFC 8797 private data agree: the protocol core the
 # module runs (rust/proto/cm_private.rs, through `rpcrdma-cm decode
 # --json`) and the oracle that judges the guests' wire captures
-# (scripts/guest/rfc8797_oracle.py decode), written apart from it. For
+# (selftests/rpcrdma_cm/rfc8797_oracle.py decode), written apart from it. For
 # each case of a corpus (every length 0 to 9 of all-zero data, the padded
 # IB/RoCE areas, short and long prefixes of a message, a wrong magic and a
 # byte-swapped one, versions 0 and 2, reserved flags, the size codes'
@@ -18,7 +18,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 TOOL=${RPCRDMA_CM_TOOL:-$top/tools/target/release/rpcrdma-cm}
-ORACLE=${RFC8797_ORACLE:-$top/scripts/guest/rfc8797_oracle.py}
+ORACLE=${RFC8797_ORACLE:-$top/selftests/rpcrdma_cm/rfc8797_oracle.py}
 if ! command -v jq >/dev/null || [ ! -x "$TOOL" ]; then
 	echo "1..0 # SKIP jq or $TOOL missing (cargo build --release in tools/)"
 	exit 4

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host test of scripts/guest/rfc8797_oracle.py, the RFC 8797 oracle that judges
+# Host test of selftests/rpcrdma_cm/rfc8797_oracle.py, the RFC 8797 oracle that judges
 # the interop matrix (scripts/guest/interop.sh). Boots nothing, about 15 s.
 # KTAP output; exit 0 when every test passes, 1 otherwise.
 #
@@ -20,7 +20,7 @@
 # RFC8797_ORACLE=PATH tests another copy (a mutant, to see a check fail).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-ORACLE=${RFC8797_ORACLE:-$top/scripts/guest/rfc8797_oracle.py}
+ORACLE=${RFC8797_ORACLE:-$top/selftests/rpcrdma_cm/rfc8797_oracle.py}
 command -v jq >/dev/null || { echo "1..0 # SKIP jq missing"; exit 1; }
 
 # The last full interop run, copied from Documentation/measurements.rst (the

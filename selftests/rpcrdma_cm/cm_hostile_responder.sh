@@ -15,7 +15,7 @@
 #   - the client's rpcrdma:xprtrdma_cm_private event shows the octets sent
 #     (as the CM delivered them: IB/RoCE pads to 196, iWARP is exact);
 #   - its thresholds and Remote Invalidation are what RFC 8797 gives,
-#     computed by scripts/guest/rfc8797_oracle.py (written from the RFC, not
+#     computed by rfc8797_oracle.py (written from the RFC, not
 #     from the module's core) from what the client sent and what it
 #     received: the defaults for anything non-conforming, min() otherwise;
 #   - no threshold is above what the client itself advertised (what its

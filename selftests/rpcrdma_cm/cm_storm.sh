@@ -9,7 +9,7 @@
 # Every connect must be accepted; for each, the server's
 # rpcrdma:svcrdma_cm_private event shows the octets sent (padded to the
 # REQ's 56) and thresholds and Remote Invalidation as RFC 8797 gives
-# them (scripts/guest/rfc8797_oracle.py, written from the RFC, not from the
+# them (rfc8797_oracle.py, written from the RFC, not from the
 # module's core), none above what the server advertised; the module's
 # responder counters rise by exactly the connects, each under the cause
 # the oracle gives; no debugfs line is left; the kernel log stays clean.

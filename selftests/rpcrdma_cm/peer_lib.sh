@@ -5,8 +5,8 @@
 # userspace peer (rpcrdma-cm storm or respond) with what RFC 8797 gives and what rpcrdma_cm
 # counted: cm_hostile_responder.sh (the kernel client, ROLE=requester)
 # and cm_storm.sh (nfsd, ROLE=responder). Source after lib.sh; set ROLE
-# and WORK first. The oracle is $RPCRDMA_CM_ORACLE, by default the
-# repository's scripts/guest/rfc8797_oracle.py.
+# and WORK first. The oracle is $RPCRDMA_CM_ORACLE, by default
+# rfc8797_oracle.py beside this file (a TEST_FILES of the Makefile).
 #
 # A set NAME leaves in $WORK: NAME.peer (what the userspace peer sent, one
 # hex line per connection, "-" for nothing), NAME.trace (the kernel's
@@ -19,7 +19,7 @@
 STATS=/sys/kernel/debug/rpcrdma_cm/stats
 CONNS=/sys/kernel/debug/rpcrdma_cm/connections
 
-ORACLE=${RPCRDMA_CM_ORACLE:-$(dirname "${BASH_SOURCE[0]}")/../../scripts/guest/rfc8797_oracle.py}
+ORACLE=${RPCRDMA_CM_ORACLE:-$(dirname "${BASH_SOURCE[0]}")/rfc8797_oracle.py}
 
 # counters: ROLE's counters, "name=value" one a line.
 counters() {
@@ -49,7 +49,7 @@ trace_fields() {
 # reconcile NAME PAD: for each connection, what the kernel traced against
 # what the peer sent (PAD: the octets the CM delivers, 196 for a REP and
 # 56 for a REQ on IB/RoCE, 0 = exact on iWARP) and against RFC 8797 as the
-# independent oracle gives it (scripts/guest/rfc8797_oracle.py negotiate: this
+# independent oracle gives it (rfc8797_oracle.py negotiate: this
 # side's own message, from the event, against the peer's octets; written
 # from the RFC, not from the module's protocol core). Writes NAME.expected
 # ("conformance reserved send recv ri" per connection) and

@@ -5,17 +5,24 @@
   rfc8797_oracle.py decode HEX
   rfc8797_oracle.py expect --server SPEC --client SPEC --transport rxe|siw
   rfc8797_oracle.py negotiate < LINES
+  rfc8797_oracle.py judge ROW_DIR --server SPEC --client SPEC --transport rxe|siw
+                    [--name NAME]
 
 Written from the RFC text and the documented behaviour of the kernels, not
 from rust/proto or the module: the interop matrix (scripts/guest/interop.sh) and
 the guests' hostile responder and storms (selftests/rpcrdma_cm/peer_lib.sh)
 judge the module with it, so its expectations must not come from the code
-it judges. Standard library only. decode and expect print JSON; negotiate
-reads one connection a line, "SEND RECV RI HEX" (what this side advertised,
-RI 1 or 0, and the octets it received, "-" for none), and prints a line
-"CONFORMANCE RESERVED_FLAGS SEND_THRESHOLD RECV_THRESHOLD on|off" for each,
-one process for a whole set of connections. A bad argument or line exits 2
-with a message on stderr.
+it judges. Standard library only (and tshark for judge). decode and expect
+print JSON; negotiate reads one connection a line, "SEND RECV RI HEX" (what
+this side advertised, RI 1 or 0, and the octets it received, "-" for none),
+and prints a line "CONFORMANCE RESERVED_FLAGS SEND_THRESHOLD RECV_THRESHOLD
+on|off" for each, one process for a whole set of connections. judge judges
+the negotiation of one interop row from the files the row left in ROW_DIR
+(server.pcap, {client,server}-connections, -trace, client-inline-thresh):
+the REQ/REP on the wire and what each side reports against expect's values
+for the row's SPECs; it prints one JSON object (ok, why, the table's cells)
+on stdout and its findings, one a line, on stderr; exit 0 when all agree, 1
+on a disagreement. A bad argument or line exits 2 with a message on stderr.
 
 Sources cited below:
   RFC      RFC 8797 (/work/shared/seeds/rfc8797-draft-rpcrdma-cm-private-data.txt
@@ -33,6 +40,9 @@ Sources cited below:
 
 import argparse
 import json
+import os
+import re
+import subprocess
 import sys
 
 # --- The message (RFC section 4) ---------------------------------------
@@ -415,6 +425,348 @@ def negotiate_lines(lines):
     return out
 
 
+# --- The judge of one interop row (scripts/guest/interop.sh) -------------
+#
+# What the row's files show is compared with expect()'s values for the
+# row's configuration; nothing here comes from the code under test (the
+# rpcrdma-cm tool's decoding stays informational, in interop.sh).
+
+NFS_PORT = 20049  # NFS/RDMA's registered port (IANA "nfsrdma")
+
+
+class JudgeError(Exception):
+    """A row that cannot be judged: its message says why."""
+
+
+def read_text(path):
+    """PATH's text, None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def nonempty(path):
+    # The shell's test -s.
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
+def last_line(text):
+    # tail -1.
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines[-1] if lines else ""
+
+
+def line_value(line, key):
+    """KEY's value in a "key=value key=value" line ("" when absent)."""
+    return "\n".join(w[len(key) + 1 :] for w in line.split(" ") if w.startswith(key + "="))
+
+
+def role_lines(path, role):
+    """The lines of a debugfs connections file of ROLE."""
+    text = read_text(path) or ""
+    return [line for line in text.split("\n") if line.startswith(f"role={role} ")]
+
+
+def tshark_fields(pcap, display_filter, fields):
+    """tshark's FIELDS of the packets matching DISPLAY_FILTER, a list per
+    packet; JudgeError when tshark fails or complains."""
+    cmd = ["tshark", "-r", pcap, "-Y", display_filter, "-T", "fields", "-E", "separator=|"]
+    for f in fields:
+        cmd += ["-e", f]
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False)
+    except OSError as err:
+        raise JudgeError(f"tshark cannot read {pcap}: {err}") from None
+    # tshark run as root says so on stderr; anything else is a complaint.
+    complaints = [line for line in run.stderr.split("\n") if line and 'Running as user "root"' not in line]
+    if run.returncode != 0 or complaints:
+        raise JudgeError(f"tshark cannot read {pcap}: {' '.join(complaints)[:300]}")
+    return [line.split("|") for line in run.stdout.split("\n") if line]
+
+
+def judged_port(d):
+    """The client's port of the connection whose values the row judges,
+    where a side says it: the server's debugfs line (peer=) or the
+    client's (local=); "" when neither side runs rpcrdma_cm."""
+    for side, role, key in (("server", "responder", "peer"), ("client", "requester", "local")):
+        lines = role_lines(f"{d}/{side}-connections", role)
+        if lines:
+            m = re.match(r"^.*:([0-9]*)$", line_value(lines[0], key))
+            return m.group(1) if m else ""
+    return ""
+
+
+def mpa_consumer_data(rev, length, hexdata):
+    """The consumer's private data of an MPA frame in hex, "-" for none:
+    MPA revision 2 (RFC 6581, enhanced connection setup) puts 4 octets of
+    IRD/ORD before it; the frame's length must be what it holds."""
+    hexdata = hexdata.replace(":", "")
+    if rev == "2":
+        hexdata = hexdata[8:]
+    if rev not in ("1", "2"):
+        raise JudgeError(f"MPA revision {rev or 'missing'}")
+    if not length.isdigit() or len(hexdata) // 2 != int(length) - (4 if rev == "2" else 0):
+        raise JudgeError(f"MPA private data length {length}, octets {len(hexdata) // 2}")
+    return hexdata or "-"
+
+
+def wire_pdata(d, transport):
+    """(REQ, REP): the private data of the NFS connection's REQ and REP in
+    hex as the server captured them, "-" for a message that carried none:
+    the IB CM ConnectRequest (to port 20049) and the ConnectReply that
+    answers it (its remote communication ID is the REQ's local one) on rxe;
+    the MPA Request and the Reply of the same TCP stream on siw, less MPA
+    revision 2's IRD/ORD. The REQ is the judged connection's (judged_port:
+    its source port), else the last one (the connection that stayed up)."""
+    pcap = f"{d}/server.pcap"
+    port = judged_port(d)
+    req = rep = ""
+    if transport == "rxe":
+        rows = tshark_fields(
+            pcap,
+            f"infiniband.mad.attributeid == 0x0010 && infiniband.cm.req.serviceid.dport == {NFS_PORT}",
+            ["infiniband.cm.req", "infiniband.cm.req.ip_cm.sport", "infiniband.cm.req.ip_cm.private"],
+        )
+        if port:
+            # tshark shows the IP CM source port in hex.
+            rows = [r for r in rows if len(r) > 1 and (r[1] == port or r[1].lower() == f"0x{int(port):04x}")]
+        pick = (rows[-1] + ["", ""])[:3] if rows else ["", "", ""]
+        comm_id, req = pick[0], pick[2].replace(":", "")
+        reps = tshark_fields(
+            pcap,
+            "infiniband.mad.attributeid == 0x0013",
+            ["infiniband.cm.rep.remotecommid", "infiniband.cm.rep.private"],
+        )
+        rep = next((r[1].replace(":", "") for r in reps if comm_id and r[0] == comm_id and len(r) > 1), "")
+    else:
+        rows = tshark_fields(
+            pcap,
+            "iwarp_mpa.req",
+            ["tcp.stream", "tcp.srcport", "iwarp_mpa.rev", "iwarp_mpa.pdlength", "iwarp_mpa.privatedata"],
+        )
+        if port:
+            rows = [r for r in rows if len(r) > 1 and r[1] == port]
+        if rows:
+            pick = (rows[-1] + [""] * 5)[:5]
+            req = mpa_consumer_data(pick[2], pick[3], pick[4])
+            reps = tshark_fields(
+                pcap,
+                f"iwarp_mpa.rep && tcp.stream == {pick[0] or 'none'}",
+                ["iwarp_mpa.rev", "iwarp_mpa.pdlength", "iwarp_mpa.privatedata"],
+            )
+            if reps:
+                rep = mpa_consumer_data(*(reps[0] + ["", "", ""])[:3])
+    if not req or not rep:
+        raise JudgeError(f"no REQ/REP pair of the judged connection{f' (port {port})' if port else ''} in {pcap}")
+    return req, rep
+
+
+def octets(hexdata):
+    """HEX, its trailing zeros counted instead of shown."""
+    body = re.sub(r"(00)*$", "", hexdata)
+    if len(body) == len(hexdata):
+        return hexdata
+    if len(body) % 2:
+        body += "0"
+    return f"{body}+{(len(hexdata) - len(body)) // 2}x00"
+
+
+def rfc_expect(exp, side):
+    """"SEND RECV RI SOURCE" expect() gives SIDE."""
+    s = exp[side]
+    return f"{s['send_threshold']} {s['recv_threshold']} {1 if s['remote_invalidation'] else 0} {s['reports']}"
+
+
+def wire_as_expected(exp, side, hexdata):
+    """Why what SIDE sent, as the capture shows it, is not what expect()
+    says it sends: the message (or none conforming), the length the
+    transport delivers (rxe: the whole zero-padded CM area; siw: exactly
+    what was sent) and octet for octet; None when it is."""
+    try:
+        dec = decode(parse_hex(hexdata))
+    except SystemExit:
+        return f"{side}: undecodable '{hexdata}'"
+    want = f"{exp[side]['sends'] or 'none'} {exp[side]['wire_length']}"
+    got = f"{dec['message']['hex'] if dec['message'] else 'none'} {dec['length']}"
+    if got != want:
+        return f"{side} sent {got} ({dec['conformance']}), want {want}"
+    if hexdata != exp[side]["wire"]:
+        return f"{side}: padding differs from zeros: {octets(hexdata)}"
+    return None
+
+
+def reported(d, side):
+    """"SOURCE SEND RECV RI": what SIDE says it applied: rpcrdma_cm's
+    debugfs line when loaded, else its rpcrdma:*_cm_private tracepoint
+    (patched kernel), else xprtrdma_inline_thresh (stock client; RI not
+    traced: "-"); "none - - -" when there is nothing to read (a stock server
+    traces nothing)."""
+    role = "responder" if side == "server" else "requester"
+    if nonempty(f"{d}/{side}-connections"):
+        lines = role_lines(f"{d}/{side}-connections", role)
+        if len(lines) != 1:
+            return f"debugfs:{len(lines)}-lines - - -"
+        vals = [line_value(lines[0], k) for k in ("send_threshold", "recv_threshold", "remote_inv")]
+        return "debugfs " + " ".join(vals)
+    if nonempty(f"{d}/{side}-trace"):
+        line = last_line(read_text(f"{d}/{side}-trace"))
+        ri = {"on": "1", "off": "0"}.get(line_value(line, "remote_inv"), line_value(line, "remote_inv"))
+        return f"trace {line_value(line, 'send_threshold')} {line_value(line, 'recv_threshold')} {ri}"
+    if side == "client" and nonempty(f"{d}/client-inline-thresh"):
+        m = re.match(r".*neg send/recv=([0-9]*)/([0-9]*),", last_line(read_text(f"{d}/client-inline-thresh")))
+        return f"inline_thresh {m.group(1)} {m.group(2)} -" if m else ""
+    return "none - - -"
+
+
+def words4(text):
+    # The shell's read A B C D: the last takes the rest.
+    w = text.split(None, 3)
+    return w + [""] * (4 - len(w))
+
+
+def received_as_captured(d, side, peer_hex):
+    """Why SIDE's debugfs line does not show what the capture shows its peer
+    sent (peer_pdata: the first 8 octets, peer_pdata_len: all of them, the
+    decoded conformance, sizes and RI); None when it does."""
+    role = "responder" if side == "server" else "requester"
+    lines = role_lines(f"{d}/{side}-connections", role)
+    if len(lines) != 1:
+        return None  # reported() fails the row already
+    got = parse_hex(peer_hex)
+    dec = decode(got)
+    want = {"peer_pdata": got[:MSG_LEN].hex(), "peer_pdata_len": str(len(got)), "peer_conformance": dec["conformance"]}
+    if dec["message"]:
+        m = dec["message"]
+        want.update(
+            peer_send=str(m["max_send"]),
+            peer_recv=str(m["max_recv"]),
+            peer_remote_inv="1" if m["remote_invalidation"] else "0",
+        )
+    bad = [f"{k}={line_value(lines[0], k)} (want {v})" for k, v in want.items() if line_value(lines[0], k) != v]
+    return f"{side}: received {' '.join(bad)}" if bad else None
+
+
+def judge(d, server_spec, client_spec, transport, name):
+    """The negotiation of one row: (result dict, messages)."""
+    msgs, why = [], []
+    req = rep = "none"
+    exp_c = exp_s = got_c = got_s = "- - - -"
+    res = {"row": name, "dir": d, "server": server_spec, "client": client_spec, "transport": transport}
+    try:
+        # What the row's configuration gives, before looking at the row.
+        try:
+            exp = expect(server_spec, client_spec, transport)
+        except SystemExit as err:
+            msgs.append(f"{name}: the oracle refuses the row ({server_spec}, {client_spec}, {transport}): {err}")
+            why.append("oracle")
+            raise JudgeError(None) from None
+        res["expect"] = exp
+        exp_c, exp_s = rfc_expect(exp, "client"), rfc_expect(exp, "server")
+        try:
+            req, rep = wire_pdata(d, transport)
+        except JudgeError as err:
+            msgs.append(str(err))
+            why.append("wire")
+            raise JudgeError(None) from None
+        # The wire: each side sent what its configuration makes it send.
+        for which, got in (("client", req), ("server", rep)):
+            msg = wire_as_expected(exp, which, got)
+            if msg:
+                msgs.append(f"{name}: {msg}")
+                why.append(f"{which}-wire")
+        # The sides: each reports, where the oracle says it does, exactly
+        # the oracle's values: debugfs (rpcrdma_cm) and the patched
+        # kernel's tracepoint send/recv/RI, including the server without the
+        # module; xprtrdma_inline_thresh (stock client) send/recv (it shows
+        # no RI); a stock server reports nothing.
+        got_c, got_s = reported(d, "client"), reported(d, "server")
+        for which, e, g in (("client", exp_c, got_c), ("server", exp_s, got_s)):
+            src, gs, gr, gri = words4(g)
+            es, er, eri, esrc = words4(e)
+            if src != esrc:
+                why.append(f"{which}-{src}-not-{esrc}")
+            elif src in ("debugfs", "trace"):
+                if (gs, gr, gri) != (es, er, eri):
+                    why.append(which)
+            elif src == "inline_thresh":
+                if (gs, gr, gri) != (es, er, "-"):
+                    why.append(which)
+            elif src != "none":
+                why.append(f"{which}-{src}")
+        # With rpcrdma_cm loaded on a side, its tracepoint (the transport's
+        # own state) must say the same as its debugfs (the module runs only
+        # on the patched kernel, which has the tracepoint: no trace fails),
+        # and what its debugfs says it received must be what the capture
+        # shows the peer sent.
+        for which, peer_hex in (("client", rep), ("server", req)):
+            if not nonempty(f"{d}/{which}-connections"):
+                continue
+            msg = received_as_captured(d, which, peer_hex)
+            if msg:
+                msgs.append(f"{name}: {msg}")
+                why.append(f"{which}-received")
+            if not nonempty(f"{d}/{which}-trace"):
+                msgs.append(f"{name} {which}: rpcrdma_cm loaded, no tracepoint line")
+                why.append(f"{which}-no-trace")
+                continue
+            line = last_line(read_text(f"{d}/{which}-trace"))
+            vals = [line_value(line, k) for k in ("send_threshold", "recv_threshold", "remote_inv")]
+            t = re.sub(r" off$", " 0", re.sub(r" on$", " 1", " ".join(v for v in vals if v)))
+            says = reported(d, which)
+            if t != (says.split(" ", 1)[1] if " " in says else says):
+                msgs.append(f"{name} {which}: tracepoint '{t}', debugfs '{says}'")
+                why.append(f"{which}-trace")
+        if why:
+            msgs.append(
+                f"{name}: disagreement ({' '.join(why)}): REQ {octets(req)} REP {octets(rep)}; "
+                f"the oracle gives client {exp_c}, server {exp_s} (send recv RI source); "
+                f"client says {got_c}, server says {got_s}"
+            )
+    except JudgeError:
+        pass
+
+    def short(h):
+        # The table's form of captured private data: first 8 octets/length.
+        return {"-": "none/0", "none": "?"}.get(h) or f"{h[:16]}/{len(h) // 2}"
+
+    def expected_cell(e):
+        return "/".join(e.split(" ")[:-1])
+
+    def says_cell(g):
+        return g.replace(" ", ":", 1).replace(" ", "/")
+
+    if why:
+        verdict = "FAIL: " + " ".join(why)
+    else:
+        verdict = {"none": "ok (stock server: not traced)", "trace": "ok (svcrdma without rpcrdma_cm)"}.get(
+            exp_s.split(" ")[-1], "ok"
+        )
+    res.update(
+        ok=not why,
+        why=why,
+        req=req,
+        rep=rep,
+        expected={"client": exp_c, "server": exp_s},
+        says={"client": got_c, "server": got_s},
+        cells={
+            "req": short(req),
+            "rep": short(rep),
+            "expected": f"{expected_cell(exp_c)}|{expected_cell(exp_s)}",
+            "client_says": says_cell(got_c),
+            "server_says": says_cell(got_s),
+            "verdict": verdict,
+        },
+    )
+    return res, msgs
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="rfc8797_oracle.py", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -425,7 +777,22 @@ def main(argv):
     e.add_argument("--client", required=True)
     e.add_argument("--transport", required=True, choices=sorted(DEVICE_CAN_INVALIDATE))
     sub.add_parser("negotiate", help='"SEND RECV RI HEX" lines on stdin: each side\'s outcome, a line each')
+    j = sub.add_parser("judge", help="judge one interop row's negotiation from the files it kept")
+    j.add_argument("row_dir")
+    j.add_argument("--server", required=True)
+    j.add_argument("--client", required=True)
+    j.add_argument("--transport", required=True, choices=sorted(DEVICE_CAN_INVALIDATE))
+    j.add_argument("--name", help="the row's name in messages (default: ROW_DIR's)")
     a = ap.parse_args(argv)
+    if a.cmd == "judge":
+        if not os.path.isdir(a.row_dir):
+            print(f"rfc8797_oracle: {a.row_dir}: not a directory", file=sys.stderr)
+            return 2
+        res, msgs = judge(a.row_dir, a.server, a.client, a.transport, a.name or os.path.basename(a.row_dir.rstrip("/")))
+        for m in msgs:
+            print(m, file=sys.stderr)
+        print(json.dumps(res, sort_keys=True))
+        return 0 if res["ok"] else 1
     try:
         if a.cmd == "decode":
             out = decode(parse_hex(a.hex))
