@@ -20,7 +20,6 @@ use kernel::prelude::*;
 use kernel::time::Ktime;
 #[cfg(rpcrdma_cm_time_instant)]
 use kernel::time::{Instant, Monotonic};
-use kernel::ThisModule;
 
 mod ffi {
     use kernel::ffi::c_void;
@@ -54,7 +53,7 @@ mod ffi {
 
     extern "C" {
         pub(super) fn rpcrdma_cm_params_read(params: *mut ParamsC);
-        pub(super) fn rpcrdma_cm_warn_no_memory();
+        pub(super) fn rpcrdma_cm_warn_no_memory(count: u64);
         pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void);
         pub(super) fn rpcrdma_cm_debugfs_remove();
         pub(super) fn rpcrdma_cm_seq_write(m: *mut SeqFile, text: *const u8, len: usize);
@@ -75,11 +74,25 @@ pub(crate) fn load_params() -> Result {
     Ok(())
 }
 
-/// Read all parameters.
+// `ParamsC` is `struct rpcrdma_cm_params`, which the C side writes whole:
+// the same size and the last field at the same offset (rpcrdma_cm_shim.c
+// asserts the same of the C struct).
+const _: () = assert!(
+    core::mem::size_of::<ffi::ParamsC>() == 20
+        && core::mem::offset_of!(ffi::ParamsC, nonconforming_requester_1k) == 18
+);
+
+/// Read all parameters, in one call.
+///
+/// Each is loaded on its own: a write racing with this may show up in one
+/// decision and not yet in another field of the same copy, and every
+/// combination is a valid configuration.
 pub(crate) fn params() -> Params {
     let mut p = ffi::ParamsC::default();
-    // SAFETY: `p` is valid for writes; the C side fills it with each
-    // parameter read once (READ_ONCE()) and may be called from any context.
+    // SAFETY: `p` is valid for writes of a `struct rpcrdma_cm_params`, whose
+    // layout `ParamsC` has (asserted above, and in C); the C side stores each
+    // parameter read once (READ_ONCE()), the bools as 0 or 1, and may be
+    // called from any context.
     unsafe { ffi::rpcrdma_cm_params_read(&mut p) };
     Params {
         requester_send: size(p.requester_send_size),
@@ -92,11 +105,11 @@ pub(crate) fn params() -> Params {
     }
 }
 
-/// Say (rate-limited) that a connection is left to the stock code because
-/// its entry could not be allocated.
-pub(crate) fn warn_no_memory() {
-    // SAFETY: takes no arguments and may be called from any context.
-    unsafe { ffi::rpcrdma_cm_warn_no_memory() };
+/// Say that a connection is left to the stock code because its entry could
+/// not be allocated, the `count`th of its role: at the 1st, 2nd, 4th, 8th...
+pub(crate) fn warn_no_memory(count: u64) {
+    // SAFETY: takes a number and may be called from any context.
+    unsafe { ffi::rpcrdma_cm_warn_no_memory(count) };
 }
 
 /// Measures elapsed CLOCK_MONOTONIC time (Linux 6.12's kernel crate:
@@ -145,7 +158,8 @@ pub(crate) struct RpcrdmaCm {
 impl kernel::Module for RpcrdmaCm {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         crate::before_registering()?;
-        let registration = KBox::pin_init(Registration::new(CmState::new()), GFP_KERNEL)?;
+        let registration = KBox::pin_init(Registration::new(CmState::new()), GFP_KERNEL)
+            .inspect_err(|e| pr_err!("cannot register (error {})\n", e.to_errno()))?;
         let debugfs = Debugfs::create(registration);
         crate::registered();
         Ok(RpcrdmaCm { _debugfs: debugfs })

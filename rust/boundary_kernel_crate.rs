@@ -1,41 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The module's contact with the kernel beyond the hooks, through the kernel
-//! crate: the module instance (`InPlaceModule`), debugfs (`kernel::debugfs`),
-//! the clock and warnings here, the parameters (`kernel::module_param`) in
+//! crate: the module instance (`InPlaceModule`), debugfs (`kernel::debugfs`)
+//! and the clock here, the parameters (`kernel::module_param`) in
 //! `kernel_crate_params.rs`. The module has no C file.
 //!
 //! This file has no `unsafe` code.
 
-use crate::{CmState, Params};
+use crate::CmState;
 use kernel::debugfs::{Scope, ScopedDir};
 use kernel::fmt;
-use kernel::pr_warn_once;
 use kernel::prelude::*;
 use kernel::sunrpc::rdma_cm::Registration;
 use kernel::time::{Instant, Monotonic};
-use kernel::{InPlaceModule, ThisModule};
+use kernel::InPlaceModule;
 use pin_init::pin_init_scope;
 
+/// The parameters: given at load, checked, and set at run time through
+/// `rpcrdma_cm/parameters/`.
 #[path = "kernel_crate_params.rs"]
-mod params;
+mod kernel_crate_params;
 
-/// Take the parameters given at load; `EINVAL`, saying which, if one is out
-/// of range.
-pub(crate) fn load_params() -> Result {
-    params::load_params()
-}
+pub(crate) use kernel_crate_params::{load_params, params};
 
-/// Read all parameters.
-pub(crate) fn params() -> Params {
-    params::params()
-}
-
-/// Say, once per load, that a connection is left to the stock code because
-/// its entry could not be allocated; `no_memory` in `rpcrdma_cm/stats`
-/// counts every such connection.
-pub(crate) fn warn_no_memory() {
-    pr_warn_once!("no memory to track a connection; left to the stock code (see no_memory)\n");
+/// Say that a connection is left to the stock code because its entry could
+/// not be allocated, the `count`th of its role: at the 1st, 2nd, 4th, 8th...,
+/// so that a recurrence is seen and a flood is not (no clock, no lock).
+pub(crate) fn warn_no_memory(count: u64) {
+    if count.is_power_of_two() {
+        pr_warn!(
+            "no memory to track a connection; left to the stock code ({} so far, stats: no_memory)\n",
+            count
+        );
+    }
 }
 
 /// Measures elapsed CLOCK_MONOTONIC time.
@@ -81,7 +78,8 @@ impl InPlaceModule for RpcrdmaCm {
     /// `rpcrdma_cm/{connections,stats,callback_times,parameters/}`.
     ///
     /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files
-    /// and the module works all the same.
+    /// and the module works all the same, with the parameters given at load
+    /// (`kernel::debugfs` does not tell the module, so it says nothing).
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         pin_init_scope(|| {
             crate::before_registering()?;
@@ -113,7 +111,7 @@ fn populate<'data>(registration: &'data Registration<CmState>, dir: &ScopedDir<'
     dir.read_callback_file(c"connections", state, &show_connections);
     dir.read_callback_file(c"stats", state, &show_stats);
     dir.read_callback_file(c"callback_times", state, &show_callback_times);
-    params::populate(&dir.dir(c"parameters"));
+    kernel_crate_params::populate(&dir.dir(c"parameters"));
 }
 
 /// `rpcrdma_cm/connections`: one line per connection, by cookie.

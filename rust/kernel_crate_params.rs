@@ -19,7 +19,7 @@ use kernel::module_param::ModuleParamAccess;
 use kernel::prelude::*;
 use kernel::str::parse_int::ParseInt;
 use kernel::str::{kstrtobool_bytes, BStr};
-use kernel::sync::atomic::{Atomic, Relaxed};
+use kernel::sync::atomic::{Atomic, AtomicType, Relaxed};
 use kernel::uaccess::UserSliceReader;
 
 /// The smallest size parameter other than 0 (RFC 8797's smallest size).
@@ -28,32 +28,42 @@ const SIZE_MIN: u32 = 1024;
 /// The largest size parameter (RFC 8797's largest size).
 const SIZE_MAX: u32 = 256 * 1024;
 
-/// A size parameter.
+/// A parameter: what was given at load and the value in effect.
 ///
 /// # Invariants
 ///
-/// `value` is 0 or within `SIZE_MIN..=SIZE_MAX`.
-struct SizeParam {
+/// A size parameter's (`Param<u32>`) `value` is 0 or within
+/// `SIZE_MIN..=SIZE_MAX`.
+struct Param<T: AtomicType + 'static> {
     /// The parameter's name, also its file's in `rpcrdma_cm/parameters/`.
     name: &'static CStr,
     /// The value given at load, or the default.
-    given: &'static ModuleParamAccess<u32>,
-    /// The value in effect, in bytes; 0 = the transport's setting.
-    value: Atomic<u32>,
+    given: &'static ModuleParamAccess<T>,
+    /// The value in effect; a size in bytes, 0 = the transport's setting.
+    value: Atomic<T>,
 }
 
-impl SizeParam {
-    /// The parameter `name`, given at load in `given`; 0 until
-    /// [`load_params`] has run.
-    const fn new(name: &'static CStr, given: &'static ModuleParamAccess<u32>) -> Self {
-        // INVARIANT: 0 is a valid value.
-        SizeParam {
+impl<T: AtomicType + 'static> Param<T> {
+    /// The parameter `name`, given at load in `given`; `unset` until
+    /// [`load_params`] has run (before the module registers or creates the
+    /// parameter's file, so that no one sees it).
+    ///
+    /// For a size parameter, `unset` must be 0 or within
+    /// `SIZE_MIN..=SIZE_MAX`.
+    const fn new(name: &'static CStr, given: &'static ModuleParamAccess<T>, unset: T) -> Self {
+        // INVARIANT: per the function's contract.
+        Param {
             name,
             given,
-            value: Atomic::new(0),
+            value: Atomic::new(unset),
         }
     }
+}
 
+/// A size parameter, in bytes.
+type SizeParam = Param<u32>;
+
+impl SizeParam {
     /// Set the parameter to `bytes`; `ERANGE`, and no change, if it is
     /// neither 0 nor within `SIZE_MIN..=SIZE_MAX`.
     fn set(&self, bytes: u32) -> Result {
@@ -77,53 +87,28 @@ impl SizeParam {
 }
 
 /// A boolean parameter.
-struct BoolParam {
-    /// The parameter's name, also its file's in `rpcrdma_cm/parameters/`.
-    name: &'static CStr,
-    /// The value given at load, or the default.
-    given: &'static ModuleParamAccess<bool>,
-    /// The value in effect.
-    value: Atomic<bool>,
-}
+type BoolParam = Param<bool>;
 
 impl BoolParam {
-    /// The parameter `name`, given at load in `given`; `default` until
-    /// [`load_params`] has run.
-    const fn new(
-        name: &'static CStr,
-        given: &'static ModuleParamAccess<bool>,
-        default: bool,
-    ) -> Self {
-        BoolParam {
-            name,
-            given,
-            value: Atomic::new(default),
-        }
-    }
-
     /// The value in effect.
     fn get(&self) -> bool {
         self.value.load(Relaxed)
     }
 }
 
-/// The [`SizeParam`] of the module parameter `$name` (`module!` above),
-/// whose file has the same name.
+/// The [`SizeParam`] of the module parameter `$name` (`module!` in the
+/// crate root), whose file has the same name.
 macro_rules! size_param {
     ($name:ident) => {
-        SizeParam::new(c_str!(stringify!($name)), &module_parameters::$name)
+        SizeParam::new(c_str!(stringify!($name)), &module_parameters::$name, 0)
     };
 }
 
 /// The [`BoolParam`] of the module parameter `$name`, whose file has the
-/// same name, with `module!`'s default for it.
+/// same name.
 macro_rules! bool_param {
-    ($name:ident, $default:expr) => {
-        BoolParam::new(
-            c_str!(stringify!($name)),
-            &module_parameters::$name,
-            $default,
-        )
+    ($name:ident) => {
+        BoolParam::new(c_str!(stringify!($name)), &module_parameters::$name, false)
     };
 }
 
@@ -141,14 +126,14 @@ static RESPONDER_RECV_SIZE: SizeParam = size_param!(responder_recv_size);
 
 /// `remote_invalidation`: offer (client) or use (server) Remote
 /// Invalidation.
-static REMOTE_INVALIDATION: BoolParam = bool_param!(remote_invalidation, true);
+static REMOTE_INVALIDATION: BoolParam = bool_param!(remote_invalidation);
 
 /// `send_private_data`: send RFC 8797 private data at all.
-static SEND_PRIVATE_DATA: BoolParam = bool_param!(send_private_data, true);
+static SEND_PRIVATE_DATA: BoolParam = bool_param!(send_private_data);
 
 /// `nonconforming_requester_1k`: hold a requester without conforming
 /// private data to RFC 8797's 1 KB.
-static NONCONFORMING_REQUESTER_1K: BoolParam = bool_param!(nonconforming_requester_1k, false);
+static NONCONFORMING_REQUESTER_1K: BoolParam = bool_param!(nonconforming_requester_1k);
 
 /// The size parameters, in the order of their files.
 static SIZE_PARAMS: [&SizeParam; 4] = [
@@ -170,7 +155,7 @@ static BOOL_PARAMS: [&BoolParam; 3] = [
 ///
 /// Fails with `EINVAL`, saying which, if a size is neither 0 nor within
 /// 1024..262144.
-pub(super) fn load_params() -> Result {
+pub(crate) fn load_params() -> Result {
     let mut result = Ok(());
     for p in SIZE_PARAMS {
         let bytes = p.given.value();
@@ -196,7 +181,7 @@ pub(super) fn load_params() -> Result {
 /// Each is loaded on its own: a write racing with this may show up in one
 /// decision and not yet in another field of the same copy, and every
 /// combination is a valid configuration.
-pub(super) fn params() -> Params {
+pub(crate) fn params() -> Params {
     Params {
         requester_send: REQUESTER_SEND_SIZE.get(),
         requester_recv: REQUESTER_RECV_SIZE.get(),
@@ -223,15 +208,31 @@ fn show_size(p: &SizeParam, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     writeln!(f, "{}", p.value.load(Relaxed))
 }
 
-/// Writing a size parameter's file: a number as the kernel crate's
-/// `parse_int` reads it (what `kstrtouint(s, 0, ...)` accepts, and also the
-/// `0o`/`0b` prefixes and `-0`; a number past `u32` is `EINVAL`), then at
-/// most a newline; set with [`SizeParam::set`] (`ERANGE` out of range).
+/// Writing a size parameter's file: [`parse_size`], set with
+/// [`SizeParam::set`] (`ERANGE` out of range).
 fn store_size(p: &SizeParam, reader: &mut UserSliceReader) -> Result {
     let mut buf = [0; WRITE_MAX];
-    let text = read_text(reader, &mut buf)?;
-    let number = text.strip_suffix(b"\n").unwrap_or(text);
-    p.set(u32::from_str(BStr::from_bytes(number))?)
+    p.set(parse_size(read_text(reader, &mut buf)?)?)
+}
+
+/// Parse `text` as `kstrtouint(text, 0, ...)` does, the sysfs files' parser
+/// (the C boundary's): an optional `+`, then hex after `0x`, octal after
+/// `0`, else decimal, then at most a newline; `ERANGE` past `u32`, `EINVAL`
+/// for anything else.
+///
+/// The digits go to the kernel crate's `parse_int`, which alone would also
+/// take a sign after the `+`, `0o`/`0b` and a `+` after `0x`: those are
+/// refused first, so that both boundaries take the same writes.
+fn parse_size(text: &[u8]) -> Result<u32> {
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    let digits = text.strip_prefix(b"+").unwrap_or(text);
+    if !digits.iter().all(u8::is_ascii_alphanumeric)
+        || matches!(digits, [b'0', b'o' | b'O' | b'b' | b'B', ..])
+    {
+        return Err(EINVAL);
+    }
+    let value = u64::from_str(BStr::from_bytes(digits))?;
+    u32::try_from(value).map_err(|_| ERANGE)
 }
 
 /// Reading a boolean parameter's file: `Y` or `N`, as sysfs shows it.

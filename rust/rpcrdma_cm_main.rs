@@ -9,7 +9,8 @@
 //! decision comes from the pure core in `proto/`, which has no kernel
 //! dependency. Unloaded, the transports behave as stock.
 //!
-//! Module parameters, debugfs and the clock come through `boundary`. The
+//! The module instance, parameters, debugfs and the clock come through
+//! `boundary`. The
 //! rest, one concern a file: the connection table (`table`), per-role
 //! counters (`stats`), callback timing (`callback_times`), the policy that
 //! turns parameters and the transport's settings into limits (`policy`),
@@ -86,7 +87,7 @@ module! {
 
 // The parameters are read once, at load, by `boundary::load_params`; at run
 // time they are set through `rpcrdma_cm/parameters/` in debugfs. The module
-// instance is the boundary's (`InPlaceModule` here, `Module` with the C shim).
+// instance, `RpcrdmaCm`, is the boundary's.
 #[cfg(rpcrdma_cm_boundary_kernel_crate)]
 module! {
     type: RpcrdmaCm,

@@ -14,6 +14,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
@@ -77,6 +78,11 @@ module_param(nonconforming_requester_1k, bool, 0644);
 MODULE_PARM_DESC(nonconforming_requester_1k,
 		 "Server: hold clients without RFC 8797 private data to 1KB inline (N)");
 
+/* boundary_c_shim.rs's ParamsC has this layout; it asserts the same */
+static_assert(sizeof(struct rpcrdma_cm_params) == 20);
+static_assert(offsetof(struct rpcrdma_cm_params, nonconforming_requester_1k) == 18);
+
+/* Each parameter read once; a racing write may show in some fields only */
 void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params)
 {
 	params->requester_send_size = READ_ONCE(requester_send_size);
@@ -88,9 +94,15 @@ void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params)
 	params->nonconforming_requester_1k = READ_ONCE(nonconforming_requester_1k);
 }
 
-void rpcrdma_cm_warn_no_memory(void)
+/*
+ * The @count'th connection of its role left to the stock code: said at the
+ * 1st, 2nd, 4th, 8th..., so that a recurrence is seen and a flood is not.
+ */
+void rpcrdma_cm_warn_no_memory(u64 count)
 {
-	pr_warn_ratelimited("rpcrdma_cm: no memory to track a connection; the stock code negotiates it\n");
+	if (is_power_of_2(count))
+		pr_warn("rpcrdma_cm: no memory to track a connection; left to the stock code (%llu so far, stats: no_memory)\n",
+			count);
 }
 
 static struct dentry *rpcrdma_cm_debugfs_dir;

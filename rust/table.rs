@@ -101,8 +101,8 @@ impl CmState {
     pub(crate) fn node(&self, entry: Entry) -> Result<EntryNode> {
         let role = entry.role;
         RBTreeNode::new(entry.cookie, entry, GFP_KERNEL).inspect_err(|_| {
-            self.stats(role).no_memory.fetch_add(1, Relaxed);
-            boundary::warn_no_memory();
+            let count = self.stats(role).no_memory.fetch_add(1, Relaxed) + 1;
+            boundary::warn_no_memory(count);
         })
     }
 

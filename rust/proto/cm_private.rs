@@ -316,3 +316,14 @@ impl fmt::Display for PrivateMessage {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_bits_never_sent() {
+        let m = PrivateMessage::new(Flags::from_octet(0xff), InlineSize::MIN, InlineSize::MAX);
+        assert_eq!(m.encode()[5], 0x01);
+    }
+}

@@ -148,10 +148,4 @@ mod tests {
             [0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3]
         );
     }
-
-    #[test]
-    fn reserved_bits_never_sent() {
-        let m = PrivateMessage::new(Flags::from_octet(0xff), InlineSize::MIN, InlineSize::MAX);
-        assert_eq!(m.encode()[5], 0x01);
-    }
 }

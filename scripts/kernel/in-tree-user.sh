@@ -176,8 +176,9 @@ generate() {
 # SPDX-License-Identifier: GPL-2.0
 #
 # rpcrdma_cm.ko, a Rust user of the RPC-over-RDMA CM private data hooks
-# (include/linux/sunrpc/rpc_rdma_cm.h). Its parameters and debugfs come
-# from the kernel crate (boundary_kernel_crate.rs).
+# (include/linux/sunrpc/rpc_rdma_cm.h). Its module instance, parameters
+# and debugfs come from the kernel crate (boundary_kernel_crate.rs,
+# kernel_crate_params.rs).
 
 obj-$(CONFIG_SUNRPC_XPRT_RDMA_CM) += rpcrdma_cm.o
 

@@ -66,6 +66,69 @@ size_range_checked() {
 }
 ktap_test_result "size parameter refuses values outside 1024..262144" size_range_checked
 
+# size_write TEXT: write TEXT (printf's %b escapes: \n a newline; no
+# newline added) to responder_recv_size in one write() (dd: a shell's
+# printf writes a line at a time); prints the error text, if any.
+size_write() {
+	printf '%b' "$1" | dd of="$P/responder_recv_size" bs=4096 count=1 iflag=fullblock status=none 2>&1
+}
+
+# What a size's file takes is kstrtouint(s, 0)'s rule (lib/kstrtox.c, its
+# kernel-doc): an optional '+', then hex after 0x, octal after 0, else
+# decimal, then at most one newline; "out of range" past 32 bits, invalid
+# otherwise. The same on both bases (sysfs on 6.12, debugfs on 7.3).
+size_forms() {
+	local v want got err ok=0 long
+	while read -r v want; do
+		err=$(size_write "$v")
+		got=$(cat "$P/responder_recv_size")
+		if [ -n "$err" ] || [ "$got" != "$want" ]; then
+			ktap_print_msg "'$v': ${err:-accepted}, reads $got, want $want"
+			ok=1
+		fi
+	done <<'EOF_CASES'
+0x400 1024
+02000 1024
++1024 1024
++0x400 1024
++04000 2048
+0X1000 4096
+8192\n 8192
+4096 4096
+EOF_CASES
+	long=$(printf '%0200d' 4096)
+	while read -r v want; do
+		[ "$v" = LONG ] && v=$long
+		err=$(size_write "$v")
+		case "$want:$err" in
+		EINVAL:*"Invalid argument"* | ERANGE:*"out of range"*) ;;
+		*)
+			ktap_print_msg "'${v:0:20}': ${err:-accepted}, want $want"
+			ok=1
+			;;
+		esac
+		got=$(cat "$P/responder_recv_size")
+		[ "$got" = 4096 ] || { ktap_print_msg "after '${v:0:20}' the value is $got, want 4096 (unchanged)"; ok=1; }
+	done <<'EOF_CASES'
+4294967296 ERANGE
+\n EINVAL
+0x EINVAL
+08 EINVAL
+-0 EINVAL
+-1024 EINVAL
+0b11 EINVAL
+0o10 EINVAL
+0x+400 EINVAL
+++1024 EINVAL
+1024\n\n EINVAL
+1024x EINVAL
+LONG EINVAL
+EOF_CASES
+	echo 0 >"$P/responder_recv_size"
+	return $ok
+}
+ktap_test_result "size parameter file takes kstrtouint(s, 0)'s forms: +, 0x, octal, one newline; refuses signs, 0b/0o, junk, > 32 bits" size_forms
+
 bool_writable() {
 	echo N >$P/send_private_data && [ "$(cat $P/send_private_data)" = N ] &&
 		echo Y >$P/send_private_data && [ "$(cat $P/send_private_data)" = Y ]
