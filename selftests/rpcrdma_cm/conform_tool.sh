@@ -69,7 +69,7 @@ fi
 # check_ids TRANSPORT: the checks the tool makes here (every server here
 # sends an RFC 8797 message).
 check_ids() {
-	conform_check_ids "$1" yes
+	conform_check_ids "$1" yes yes
 }
 
 # expected_verdict KIND TRANSPORT ID: what the server of KIND must get
@@ -86,7 +86,7 @@ expected_verdict() {
 # its exit status in $WORK/KIND-TR.rc.
 run_conform() {
 	local out=$WORK/$1-$2
-	timeout 600 "$TOOL" conform --json --deadline 540 "$3" >"$out.json" 2>"$out.err"
+	timeout 600 "$TOOL" conform --include-overread-probes --json --deadline 540 "$3" >"$out.json" 2>"$out.err"
 	echo $? >"$out.rc"
 }
 
@@ -163,7 +163,7 @@ against_responder() {
 	pid=$!
 	wait_for_line 30 "$out.respond" '^listening' ||
 		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; kill $pid; return 1; }
-	timeout 120 "$TOOL" conform --accept-only --json "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
+	timeout 120 "$TOOL" conform --accept-only --include-overread-probes --json "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
 	bad_rc=$?
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null

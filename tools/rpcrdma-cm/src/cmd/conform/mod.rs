@@ -68,7 +68,7 @@ const DEFAULT_INLINE: u32 = 1024;
     "  ...\n\n",
     "It only connects, sends a NULL call and read-only NFSv4.0 COMPOUNDs\n",
     "(PUTROOTFH + GETATTR) of at most 1 KB, and disconnects: safe against a\n",
-    "production server. Verdicts: pass, FAIL, n/a (not applicable here),\n",
+    "production server (but --include-overread-probes). Verdicts: pass, FAIL, n/a (not applicable here),\n",
     "? (could not tell: the tool could not observe it, e.g. no NFSv4.0).\n\n",
     "The first line of the report is the outcome: conformant, NOT CONFORMANT\n",
     "(a requirement failed, or the server rejected a conforming request),\n",
@@ -99,6 +99,12 @@ pub(crate) struct ConformArgs {
     /// exit 1 instead of 3.
     #[arg(long)]
     pub strict: bool,
+    /// Over iWARP, also send a request of four octets (`request.short`):
+    /// svcrdma without the series' length check reads past the private
+    /// data it copied (a slab out-of-bounds read), so never against a
+    /// production server that may lack it.
+    #[arg(long)]
+    pub include_overread_probes: bool,
     /// The report's form on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -171,6 +177,7 @@ pub(crate) fn conform(
     addr: SocketAddr,
     budget: Budget,
     accept_only: bool,
+    overread_probes: bool,
 ) -> Result<Findings, NoRun> {
     let mut c = Checks { list: Vec::new() };
     // The reference connection: this side can receive 256 KB, so the
@@ -179,13 +186,16 @@ pub(crate) fn conform(
     let mut s = Session::open(addr, Some(&reference), budget)
         .map_err(|r| first_refusal(addr, r, budget))?;
     let iwarp = s.is_iwarp();
+    // Only iWARP delivers private data of the length sent.
+    let short = iwarp && overread_probes;
     let accept = s.accept.clone();
     check_accept(&mut c, &reference, &accept, iwarp);
     let transport = if iwarp { "iWARP" } else { "InfiniBand/RoCE" };
     let accept_hex = hex(&accept[..accept.len().min(8)]);
     if accept_only {
         s.close();
-        accepted_checks(&mut c, addr, budget, iwarp);
+        accepted_checks(&mut c, addr, budget, short);
+        short_request_not_sent(&mut c, iwarp, short);
         return Ok((transport, accept_hex, c.list));
     }
     let server = ServerLimits::of(&accept);
@@ -197,20 +207,35 @@ pub(crate) fn conform(
         budget,
         cal,
     };
-    every_threshold_check(&mut run, &reference, server, iwarp);
+    every_threshold_check(&mut run, &reference, server, short);
     let mut c = run.checks;
-    if !iwarp {
-        c.add(
-            "request.short",
-            "§5",
-            "a request shorter than eight octets is a non-conforming one",
-            "-",
-            "InfiniBand and RoCE pad a REQ to 56 octets: a short request cannot be sent (use siw)",
-            Verdict::NotApplicable,
-        );
-    }
+    short_request_not_sent(&mut c, iwarp, short);
     remote_invalidation_checks(&mut c, addr, budget);
     Ok((transport, accept_hex, c.list))
+}
+
+/// `request.short`, not applicable, when the short request was not sent
+/// (`short` false): over InfiniBand and RoCE it cannot be, over iWARP only
+/// with `--include-overread-probes`.
+fn short_request_not_sent(c: &mut Checks, iwarp: bool, short: bool) {
+    let why = match (iwarp, short) {
+        (_, true) => return,
+        (false, _) => {
+            "InfiniBand and RoCE pad a REQ to 56 octets: a short request cannot be sent (use siw)"
+        }
+        (true, false) => {
+            "not sent: svcrdma without the length check of the client's private data reads \
+             past it (--include-overread-probes sends it)"
+        }
+    };
+    c.add(
+        "request.short",
+        "§5",
+        "a request shorter than eight octets is a non-conforming one",
+        "-",
+        why,
+        Verdict::NotApplicable,
+    );
 }
 
 /// Why the first, conforming, connection failed, as the run's outcome.
@@ -271,7 +296,10 @@ pub(crate) fn conform_cmd(args: &ConformArgs, out: &mut dyn Write) -> Result<Exi
     // A malformed target is a usage error (exit 2, no report); a name
     // this host cannot resolve is its own failure, reported.
     let (target, found) = match crate::args::resolve(&args.target, NFS_RDMA_PORT) {
-        Ok(addr) => (addr.to_string(), conform(addr, budget, args.accept_only)),
+        Ok(addr) => (
+            addr.to_string(),
+            conform(addr, budget, args.accept_only, args.include_overread_probes),
+        ),
         Err(f) if f.exit == Exit::Usage => return Err(f),
         Err(f) => (
             args.target.clone(),

@@ -345,12 +345,13 @@ fn edge_checks(
 /// Every threshold check of a run, in order: the server's own send size
 /// (connected with `reference`), the requester's receive size at each
 /// size code edge, a request with reserved flags, and each request the
-/// RFC default covers (`iwarp`: those only iWARP can send too).
+/// RFC default covers (`short`: the short one too, see
+/// [`nonconforming_requests`]).
 pub(super) fn every_threshold_check(
     run: &mut Run,
     reference: &[u8],
     server: ServerLimits,
-    iwarp: bool,
+    short: bool,
 ) {
     // The server never sends more inline than its own send size.
     threshold_checks(
@@ -391,7 +392,7 @@ pub(super) fn every_threshold_check(
         },
     );
     // Requests the RFC default covers: 1 KB.
-    for (id, what, pdata) in nonconforming_requests(iwarp) {
+    for (id, what, pdata) in nonconforming_requests(short) {
         threshold_checks(
             run,
             ThresholdCase {
