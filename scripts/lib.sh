@@ -320,3 +320,23 @@ wait_bounded() {
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 }
+
+# The host tests' TAP (scripts/tests/): tap_result DESC ok|fail [WHY]
+# records a result, numbered in order; tap_finish prints the plan and the
+# results, and returns non-zero if any failed.
+TAP_RESULTS=()
+TAP_FAILED=0
+tap_result() {
+	local n=$((${#TAP_RESULTS[@]} + 1))
+	if [ "$2" = ok ]; then
+		TAP_RESULTS+=("ok $n $1")
+	else
+		TAP_RESULTS+=("not ok $n $1 # ${3:-}")
+		TAP_FAILED=$((TAP_FAILED + 1))
+	fi
+}
+tap_finish() {
+	echo "1..${#TAP_RESULTS[@]}"
+	printf '%s\n' "${TAP_RESULTS[@]}"
+	[ "$TAP_FAILED" = 0 ]
+}

@@ -20,6 +20,8 @@
 #   RFC8797_ORACLE=PATH scripts/tests/interop-judge.sh   (a mutant: see it fail)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib.sh
+. "$top/scripts/lib.sh"
 ORACLE=${RFC8797_ORACLE:-$top/selftests/rpcrdma_cm/rfc8797_oracle.py}
 DATA=$top/selftests/rpcrdma_cm/testdata/interop
 if ! command -v tshark >/dev/null || ! command -v jq >/dev/null; then
@@ -29,16 +31,6 @@ fi
 work=$(mktemp -d /tmp/interop-judge.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-results=() failed=0
-result() { # DESC ok|fail [WHY]
-	local n=$((${#results[@]} + 1))
-	if [ "$2" = ok ]; then
-		results+=("ok $n $1")
-	else
-		results+=("not ok $n $1 # $3")
-		failed=$((failed + 1))
-	fi
-}
 
 # The fixtures' rows, as scripts/guest/interop.sh's ROWS has them:
 # NAME|SERVER|CLIENT|TRANSPORT, and the table cells of the run they come
@@ -79,24 +71,33 @@ fails() {
 	judge "$2" "$3"
 	why=$(jq -r '.why | join(" ")' <<<"$out" 2>/dev/null)
 	if [ "$rc" = 1 ] && [ "$why" = "$4" ] && grep -qF -- "$5" <<<"$err"; then
-		result "$1: fails ($4)" ok
+		tap_result "$1: fails ($4)" ok
 	else
-		result "$1: fails ($4)" fail "exit $rc, why '$why', findings: $(paste -sd ';' <<<"$err" | head -c 600)"
+		tap_result "$1: fails ($4)" fail "exit $rc, why '$why', findings: $(paste -sd ';' <<<"$err" | head -c 600)"
 	fi
+}
+
+# sed_case ROW FILE SED DESC WHY MESSAGE: a copy of ROW whose FILE the sed
+# expression SED edits fails with WHY and MESSAGE (fails).
+sed_case() {
+	local d
+	d=$(copy "$1" "sed-$1-$2-${#TAP_RESULTS[@]}")
+	sed -i "$3" "$d/$2"
+	fails "$4" "$d" "$1" "$5" "$6"
 }
 
 # 1. The fixtures as they are: ok, with the run's table cells.
 while IFS=$'\t' read -r row want; do
 	if [ ! -d "$DATA/$row" ]; then
-		result "$row as kept: ok" fail "no fixture $DATA/$row"
+		tap_result "$row as kept: ok" fail "no fixture $DATA/$row"
 		continue
 	fi
 	judge "$DATA/$row" "$row"
 	got=$(jq -r '.cells | [.req, .rep, .expected, .client_says, .server_says, .verdict] | join("\t")' <<<"$out" 2>/dev/null)
 	if [ "$rc" = 0 ] && [ "$(jq -r .ok <<<"$out")" = true ] && [ "$got" = "$want" ]; then
-		result "$row as kept: ok, the run's table cells" ok
+		tap_result "$row as kept: ok, the run's table cells" ok
 	else
-		result "$row as kept: ok, the run's table cells" fail \
+		tap_result "$row as kept: ok, the run's table cells" fail \
 			"exit $rc, cells '$got', want '$want'; findings: $(paste -sd ';' <<<"$err" | head -c 600)"
 	fi
 done <<<"$CELLS"
@@ -112,40 +113,28 @@ while IFS='|' read -r name server client tr; do
 	cur=$(grep "^$name|" <<<"$now" | cut -d'|' -f1-4)
 	[ "$cur" = "$name|$server|$client|$tr" ] || bad="$bad $name(${cur:-gone})"
 done <<<"$SPECS"
-[ -z "$bad" ] && result "the fixtures' specs are scripts/guest/interop.sh's ROWS" ok ||
-	result "the fixtures' specs are scripts/guest/interop.sh's ROWS" fail "differ:$bad"
+[ -z "$bad" ] && tap_result "the fixtures' specs are scripts/guest/interop.sh's ROWS" ok ||
+	tap_result "the fixtures' specs are scripts/guest/interop.sh's ROWS" fail "differ:$bad"
 
 # 2. Corrupted copies.
 A=module-asym-x-module-asym S=module-nopdata-x-module-siw-v6 ST=stock-x-module K1=module1k-x-stock
-d=$(copy $A send-digit)
-sed -i '/^role=requester /s/ send_threshold=4096 / send_threshold=5096 /' "$d/client-connections"
-fails "client debugfs send_threshold 4096 -> 5096" "$d" $A "client client-trace" \
+sed_case $A client-connections '/^role=requester /s/ send_threshold=4096 / send_threshold=5096 /' "client debugfs send_threshold 4096 -> 5096" "client client-trace" \
 	"$A client: tracepoint '4096 16384 1', debugfs 'debugfs 5096 16384 1'"
 
-d=$(copy $A req-octet)
 # The REQ's send size octet (03: 4096) as the server says it received it.
-sed -i '/^role=responder /s/ peer_pdata=f6ab0e180101031f / peer_pdata=f6ab0e180101041f /' "$d/server-connections"
-fails "the REQ's send size octet the server received 03 -> 04" "$d" $A "server-received" \
+sed_case $A server-connections '/^role=responder /s/ peer_pdata=f6ab0e180101031f / peer_pdata=f6ab0e180101041f /' "the REQ's send size octet the server received 03 -> 04" "server-received" \
 	"server: received peer_pdata=f6ab0e180101041f (want f6ab0e180101031f)"
 
-d=$(copy $A req-send)
-sed -i '/^role=responder /s/ peer_send=4096 / peer_send=5120 /' "$d/server-connections"
-fails "the REQ's send size the server decoded 4096 -> 5120" "$d" $A "server-received" \
+sed_case $A server-connections '/^role=responder /s/ peer_send=4096 / peer_send=5120 /' "the REQ's send size the server decoded 4096 -> 5120" "server-received" \
 	"server: received peer_send=5120 (want 4096)"
 
-d=$(copy $A trace-thresh)
-sed -i 's/ recv_threshold=4096 / recv_threshold=8192 /' "$d/server-trace"
-fails "server tracepoint recv_threshold 4096 -> 8192" "$d" $A "server-trace" \
+sed_case $A server-trace 's/ recv_threshold=4096 / recv_threshold=8192 /' "server tracepoint recv_threshold 4096 -> 8192" "server-trace" \
 	"$A server: tracepoint '16384 8192 1', debugfs 'debugfs 16384 4096 1'"
 
-d=$(copy $S siw-trace)
-sed -i 's/ send_threshold=1024 / send_threshold=2048 /' "$d/client-trace"
-fails "siw client tracepoint send_threshold 1024 -> 2048" "$d" $S "client-trace" \
+sed_case $S client-trace 's/ send_threshold=1024 / send_threshold=2048 /' "siw client tracepoint send_threshold 1024 -> 2048" "client-trace" \
 	"$S client: tracepoint '2048 1024 0', debugfs 'debugfs 1024 1024 0'"
 
-d=$(copy $K1 inline)
-sed -i 's|neg send/recv=1024/1024|neg send/recv=1024/4096|' "$d/client-inline-thresh"
-fails "stock client xprtrdma_inline_thresh recv 1024 -> 4096" "$d" $K1 "client" \
+sed_case $K1 client-inline-thresh 's|neg send/recv=1024/1024|neg send/recv=1024/4096|' "stock client xprtrdma_inline_thresh recv 1024 -> 4096" "client" \
 	"client says inline_thresh 1024 4096 -"
 
 d=$(copy $A no-trace)
@@ -193,7 +182,7 @@ while IFS='|' read -r what args; do
 	# shellcheck disable=SC2086 # the arguments, one word each
 	python3 "$ORACLE" judge $args >/dev/null 2>&1
 	rc=$?
-	[ $rc = 2 ] && result "usage: $what: exit 2" ok || result "usage: $what: exit 2" fail "exit $rc"
+	[ $rc = 2 ] && tap_result "usage: $what: exit 2" ok || tap_result "usage: $what: exit 2" fail "exit $rc"
 done <<EOF
 no --transport|$DATA/$A --server stock --client stock
 --transport ib|$DATA/$A --server stock --client stock --transport ib
@@ -226,10 +215,8 @@ for node in ast.walk(tree):
 print(" ".join(bad))
 EOF
 )
-[ -z "$indep" ] && result "the oracle imports the standard library only and runs tshark only" ok ||
-	result "the oracle imports the standard library only and runs tshark only" fail "$indep"
+[ -z "$indep" ] && tap_result "the oracle imports the standard library only and runs tshark only" ok ||
+	tap_result "the oracle imports the standard library only and runs tshark only" fail "$indep"
 
 echo "KTAP version 1"
-echo "1..${#results[@]}"
-printf '%s\n' "${results[@]}"
-[ "$failed" = 0 ]
+tap_finish

@@ -20,6 +20,8 @@
 # RFC8797_ORACLE=PATH tests another copy (a mutant, to see a check fail).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib.sh
+. "$top/scripts/lib.sh"
 ORACLE=${RFC8797_ORACLE:-$top/selftests/rpcrdma_cm/rfc8797_oracle.py}
 command -v jq >/dev/null || { echo "1..0 # SKIP jq missing"; exit 1; }
 
@@ -85,16 +87,6 @@ module-x-module-v3|module:-|module:-|rxe
 module-x-module-v40|module:-|module:-|rxe
 module-x-module-v41|module:-|module:-|rxe"
 
-results=() failed=0
-result() { # DESC OK|FAIL [WHY]
-	local n=$((${#results[@]} + 1))
-	if [ "$2" = ok ]; then
-		results+=("ok $n $1")
-	else
-		results+=("not ok $n $1 # $3")
-		failed=$((failed + 1))
-	fi
-}
 
 # short HEX: the table's form of captured private data, first 8 octets /
 # length ("none/0" for none).
@@ -117,21 +109,21 @@ says() {
 expect_matches() {
 	local desc=$1 j wire sides
 	if ! j=$(python3 "$ORACLE" expect --server "$2" --client "$3" --transport "$4" 2>&1); then
-		result "$desc: REQ and REP as expected" fail "oracle failed: $(echo "$j" | tail -1)"
-		result "$desc: client and server values as expected" fail "oracle failed"
+		tap_result "$desc: REQ and REP as expected" fail "oracle failed: $(echo "$j" | tail -1)"
+		tap_result "$desc: client and server values as expected" fail "oracle failed"
 		return
 	fi
 	wire="$(short "$(echo "$j" | jq -r .client.wire)") $(short "$(echo "$j" | jq -r .server.wire)")"
 	if [ "$wire" = "$5 $6" ]; then
-		result "$desc: REQ and REP as expected" ok
+		tap_result "$desc: REQ and REP as expected" ok
 	else
-		result "$desc: REQ and REP as expected" fail "oracle REQ REP '$wire', want '$5 $6'"
+		tap_result "$desc: REQ and REP as expected" fail "oracle REQ REP '$wire', want '$5 $6'"
 	fi
 	sides="$(says "$j" client) $(says "$j" server)"
 	if [ "$sides" = "$7 $8" ]; then
-		result "$desc: client and server values as expected" ok
+		tap_result "$desc: client and server values as expected" ok
 	else
-		result "$desc: client and server values as expected" fail "oracle client server '$sides', want '$7 $8'"
+		tap_result "$desc: client and server values as expected" fail "oracle client server '$sides', want '$7 $8'"
 	fi
 }
 
@@ -141,13 +133,13 @@ while read -r name tr _fam _nfs req rep _expected csays ssays _verdict; do
 	spec=$(echo "$SPECS" | grep "^$name|")
 	IFS='|' read -r _ server client stran <<<"$spec"
 	if [ -z "$spec" ] || [ "$stran" != "$tr" ]; then
-		result "measured $name: configuration known" fail "no spec for $name on $tr"
+		tap_result "measured $name: configuration known" fail "no spec for $name on $tr"
 		continue
 	fi
 	expect_matches "measured $name" "$server" "$client" "$tr" "$req" "$rep" "$csays" "$ssays"
 	n=$((n + 1))
 done <<<"$MEASURED"
-[ "$n" = 21 ] && result "all 21 measured rows compared" ok || result "all 21 measured rows compared" fail "$n rows"
+[ "$n" = 21 ] && tap_result "all 21 measured rows compared" ok || tap_result "all 21 measured rows compared" fail "$n rows"
 
 # 2. The copied configurations are scripts/guest/interop.sh's for those names.
 rows_now() {
@@ -163,13 +155,13 @@ if now=$(rows_now) && [ -n "$now" ]; then
 		[ "$cur" = "$name|$server|$client|$tr" ] || bad="$bad $name(${cur:-gone})"
 	done <<<"$SPECS"
 	if [ -z "$bad" ]; then
-		result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" ok
+		tap_result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" ok
 	else
-		result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" fail \
+		tap_result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" fail \
 			"changed since the measurement:$bad"
 	fi
 else
-	result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" fail "cannot read ROWS from scripts/guest/interop.sh"
+	tap_result "the measured rows' configurations are scripts/guest/interop.sh's ROWS" fail "cannot read ROWS from scripts/guest/interop.sh"
 fi
 
 # 3. Worked examples, by hand from RFC 8797 3.1 (send = min(own send, peer
@@ -243,7 +235,7 @@ for bad in "module:-|module:requester_send_size=1023|rxe" "module:-|module:reque
 	IFS='|' read -r s c t <<<"$bad"
 	python3 "$ORACLE" expect --server "$s" --client "$c" --transport "$t" >/dev/null 2>&1
 	rc=$?
-	[ $rc = 2 ] && result "refused: $bad" ok || result "refused: $bad" fail "exit $rc, want 2"
+	[ $rc = 2 ] && tap_result "refused: $bad" ok || tap_result "refused: $bad" fail "exit $rc, want 2"
 done
 
 # 5. The decoder: HEX|CONFORMANCE|SEND/RECV/RI the receiver assumes|RESERVED
@@ -275,13 +267,13 @@ while IFS='|' read -r hex want_c want_v want_r; do
 	got=$(python3 "$ORACLE" decode "$hex" 2>&1 |
 		jq -r '"\(.conformance)|\(.peer.send)/\(.peer.recv)/\(.peer.remote_invalidation)|\(.message.reserved_flags // "-")"' 2>&1)
 	what="decode '$(short "$(echo "$hex" | tr -d :)")' ($want_c)"
-	[ "$got" = "$want_c|$want_v|$want_r" ] && result "$what" ok ||
-		result "$what" fail "got '$got', want '$want_c|$want_v|$want_r'"
+	[ "$got" = "$want_c|$want_v|$want_r" ] && tap_result "$what" ok ||
+		tap_result "$what" fail "got '$got', want '$want_c|$want_v|$want_r'"
 done <<<"$DECODE_CASES"
 for bad in zz f6a; do
 	python3 "$ORACLE" decode "$bad" >/dev/null 2>&1
 	rc=$?
-	[ $rc = 2 ] && result "decode refuses '$bad'" ok || result "decode refuses '$bad'" fail "exit $rc, want 2"
+	[ $rc = 2 ] && tap_result "decode refuses '$bad'" ok || tap_result "decode refuses '$bad'" fail "exit $rc, want 2"
 done
 
 # negotiate: the guests' reconciler (peer_lib.sh) feeds one line per
@@ -311,18 +303,16 @@ unknown_version 0 1024 1024 off
 ok 2 16384 16384 on'
 got=$(echo "$NEGOTIATE_IN" | python3 "$ORACLE" negotiate 2>&1)
 if [ "$got" = "$NEGOTIATE_WANT" ]; then
-	result "negotiate: ten connections, asymmetric sizes both ways, each non-conformance" ok
+	tap_result "negotiate: ten connections, asymmetric sizes both ways, each non-conformance" ok
 else
-	result "negotiate: ten connections, asymmetric sizes both ways, each non-conformance" fail \
+	tap_result "negotiate: ten connections, asymmetric sizes both ways, each non-conformance" fail \
 		"got: $(echo "$got" | paste -sd ';'), want: $(echo "$NEGOTIATE_WANT" | paste -sd ';')"
 fi
 for bad in "4096 4096 2 -" "4096 x 1 -" "4096 4096 1"; do
 	echo "$bad" | python3 "$ORACLE" negotiate >/dev/null 2>&1
 	rc=$?
-	[ $rc = 2 ] && result "negotiate refuses '$bad'" ok || result "negotiate refuses '$bad'" fail "exit $rc, want 2"
+	[ $rc = 2 ] && tap_result "negotiate refuses '$bad'" ok || tap_result "negotiate refuses '$bad'" fail "exit $rc, want 2"
 done
 
 echo "KTAP version 1"
-echo "1..${#results[@]}"
-printf '%s\n' "${results[@]}"
-[ "$failed" = 0 ]
+tap_finish
