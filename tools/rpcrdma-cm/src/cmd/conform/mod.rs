@@ -144,6 +144,7 @@ impl Checks {
             sent: sent.into(),
             got: got.into(),
             verdict,
+            known_deviation: None,
         });
     }
 }

@@ -59,6 +59,10 @@ pub(crate) struct Check {
     pub got: String,
     /// The verdict.
     pub verdict: Verdict,
+    /// A failure that matches a known deviation of a widespread
+    /// implementation, named (the text's and TAP's "XFAIL"); still a
+    /// failure, still counted. `null` otherwise.
+    pub known_deviation: Option<&'static str>,
 }
 
 /// How a run ended, from its verdicts (or from why it could not start).
@@ -158,6 +162,8 @@ pub(crate) struct ConformReport {
     pub not_applicable: usize,
     /// See [`ConformReport::pass`].
     pub could_not_tell: usize,
+    /// How many failures match a known deviation (counted in `fail` too).
+    pub known_deviations: usize,
 }
 
 /// How the run went, as [`ConformReport::new`] takes it.
@@ -216,6 +222,10 @@ impl ConformReport {
             fail: count(Verdict::Fail),
             not_applicable: count(Verdict::NotApplicable),
             could_not_tell: count(Verdict::CouldNotTell),
+            known_deviations: checks
+                .iter()
+                .filter(|k| k.verdict == Verdict::Fail && k.known_deviation.is_some())
+                .count(),
             checks,
         }
     }
@@ -245,6 +255,12 @@ impl ConformReport {
                     "{} pass, {} fail, {} not applicable, {} could not tell",
                     self.pass, self.fail, self.not_applicable, self.could_not_tell
                 );
+                if self.known_deviations > 0 {
+                    t += &format!(
+                        " ({} of the failures a known deviation, XFAIL below)",
+                        self.known_deviations
+                    );
+                }
             }
         }
         if self.deadline_reached {
@@ -276,6 +292,9 @@ impl ConformReport {
                 c.sent,
                 c.got
             );
+            if let Some(d) = c.known_deviation {
+                t += &format!("      XFAIL: {d}\n");
+            }
         }
         t
     }
@@ -313,6 +332,9 @@ impl ConformReport {
                     one_line(&c.sent),
                     one_line(&c.got)
                 );
+            }
+            if let Some(d) = c.known_deviation {
+                t += &format!("#   XFAIL: {}\n", one_line(d));
             }
         }
         t + &format!("# {}\n", one_line(&self.summary()))
@@ -355,7 +377,10 @@ impl ConformReport {
                 xml(c.section),
                 xml(&c.id)
             );
-            let detail = format!("{}; sent: {}; got: {}", c.requirement, c.sent, c.got);
+            let mut detail = format!("{}; sent: {}; got: {}", c.requirement, c.sent, c.got);
+            if let Some(d) = c.known_deviation {
+                detail += &format!("; XFAIL: {d}");
+            }
             t += &match c.verdict {
                 Verdict::Pass => String::new(),
                 Verdict::Fail => format!("    <failure message=\"{}\"/>\n", xml(&detail)),
@@ -452,6 +477,7 @@ mod tests {
             sent: "s".into(),
             got: "g <&>".into(),
             verdict,
+            known_deviation: None,
         }
     }
 
@@ -477,6 +503,34 @@ mod tests {
         ] {
             assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(secs)), want);
         }
+    }
+
+    #[test]
+    fn a_known_deviation_is_named_and_still_a_failure() {
+        let mut xfail = check("request.none.above", Verdict::Fail);
+        xfail.known_deviation = Some("the known one");
+        let checks = vec![check("a", Verdict::Pass), xfail];
+        let r = ConformReport::new(facts(false), Ok(("iWARP", "f6".into(), checks)));
+        assert_eq!(
+            (r.outcome, r.exit, r.fail, r.known_deviations),
+            (Outcome::NotConformant, 1, 1, 1)
+        );
+        let text = r.render();
+        assert!(text
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("1 of the failures a known deviation")));
+        assert!(text.contains("      XFAIL: the known one\n"));
+        let tap = r.format(Format::Tap);
+        assert!(tap.contains("not ok 2 - request.none.above"));
+        assert!(tap.contains("#   XFAIL: the known one\n"));
+        assert!(r
+            .format(Format::Junit)
+            .contains("; XFAIL: the known one\"/>"));
+        let json: serde_json::Value = serde_json::from_str(&r.format(Format::Json)).unwrap();
+        assert_eq!(json["checks"][1]["known_deviation"], "the known one");
+        assert!(json["checks"][0]["known_deviation"].is_null());
+        assert_eq!(json["known_deviations"], 1);
     }
 
     #[test]
