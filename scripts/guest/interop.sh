@@ -261,11 +261,12 @@ negotiation() {
 	return $rc
 }
 
-# logs_clean NAME DIR: both kernel logs clean, both guest scripts finished.
+# logs_clean NAME DIR: both transports torn down (guest_side_clean), then
+# both kernel logs and consoles clean, both guest scripts finished.
 logs_clean() {
 	local name=$1 d=$2 side ok=0 rc end
 	for side in server client; do
-		saved_log_clean "$d/$side-dmesg" "$name $side" || ok=1
+		guest_side_clean "$d" $side "$name $side" || ok=1
 		rc=$(cat "$d/$side-exit" 2>/dev/null)
 		end='server-done'; [ $side = client ] && end='client-finished'
 		if [ "$rc" != 0 ] || [ ! -e "$d/$end" ]; then
@@ -349,7 +350,7 @@ row_checks() {
 	ktap_test_result "$name: the REQ/REP on the wire and both ends' values are what RFC 8797 and the row's configuration give (rfc8797_oracle.py)" test $rc = 0
 	verdict=${cells[5]}
 	rc=0 && logs_clean "$name" "$d" || rc=$?
-	ktap_test_result "$name: both kernel logs clean, both guests ended cleanly" test $rc = 0
+	ktap_test_result "$name: both transports torn down, then both kernel logs and consoles clean, both guests ended cleanly" test $rc = 0
 	[ $rc = 0 ] || verdict="$verdict, log/guest FAIL"
 	rc=0 && kernels_as_specified "$name" "$d" "$server" "$client" || rc=$?
 	ktap_test_result "$name: each guest booted the kernel its side names (base, stock or patched)" test $rc = 0

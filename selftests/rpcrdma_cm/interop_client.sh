@@ -34,6 +34,8 @@ nic=$(interop_link_up client) || { echo "link or $INTEROP_TRANSPORT failed" >"$W
 echo "$nic" >"$W/client-nic"
 wait_for_file "${TWO_GUEST_WAIT:-300}" "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/client-error"; exit 1; }
+# The RDMA resources before the mount.
+base=$(rdma_resources)
 interop_kernel >"$W/client-kernel"
 uname -r >"$W/client-release"
 why=$(interop_trace_on xprtrdma_cm_private xprtrdma_inline_thresh) ||
@@ -109,4 +111,7 @@ if [ "${INTEROP_CONFORM:-0}" = 1 ] && wait_for_file 120 "$W/server-captured"; th
 		"$target:$NFS_PORT" >"$W/client-conform.json" 2>"$W/client-conform.err"
 	echo $? >"$W/client-conform.rc"
 fi
+# The kernel log (finish) once xprtrdma's teardown and conform's have freed
+# what they made.
+teardown_settled "$base" 60 >"$W/client-teardown"
 touch "$W/client-finished"

@@ -20,7 +20,8 @@ DIR=$(dirname "$(readlink -f "$0")")
 W=${1:?shared directory}
 MODULE_PARAMS=${2:-}
 
-# The kernel log, whatever happens; server-done only at the end.
+# The kernel log, whatever happens (after the transports' teardown at the
+# end); server-done only at the end.
 trap 'dmesg >"$W/server-dmesg"' EXIT
 
 nic=$(interop_link_up server) || { echo "link or $INTEROP_TRANSPORT failed" >"$W/server-error"; exit 1; }
@@ -28,6 +29,8 @@ echo "$nic" >"$W/server-nic"
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/server-error"; exit 1; }
 interop_kernel >"$W/server-kernel"
 uname -r >"$W/server-release"
+# The RDMA resources before nfsd's listener and the row's connections.
+base=$(rdma_resources)
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 cat /proc/fs/nfsd/portlist >"$W/server-portlist"
 why=$(interop_trace_on svcrdma_cm_private) ||
@@ -63,4 +66,7 @@ interop_traced svcrdma_cm_private >"$W/server-trace"
 touch "$W/server-captured"
 wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not finish" >"$W/server-error"
 stop_nfsd
+# The kernel log (the EXIT trap) once svcrdma's teardown has freed what it
+# made.
+teardown_settled "$base" 60 >"$W/server-teardown"
 touch "$W/server-done"

@@ -42,6 +42,54 @@ no_kernel_report() {
 	return 1
 }
 
+# rdma_resources: what 'rdma resource show' counts over every RDMA device,
+# summed: "pd=N cq=N qp=N cm_id=N mr=N".
+rdma_resources() {
+	rdma resource show 2>/dev/null | awk '
+		{ for (i = 3; i < NF; i += 2) n[$i] += $(i + 1) }
+		END { printf "pd=%d cq=%d qp=%d cm_id=%d mr=%d\n", n["pd"], n["cq"], n["qp"], n["cm_id"], n["mr"] }'
+}
+
+# teardown_settled BASELINE SECONDS: wait, at most SECONDS, until the RDMA
+# resources are BASELINE again (rdma_resources before the test's transports
+# came up): the transports' asynchronous teardown (xprtrdma's and
+# svcrdma's workers, after umount or nfsd's stop) has freed every PD, CQ,
+# QP, CM ID and MR it made, so that a kernel log read afterwards covers
+# it. Prints "settled after N s: ..." or "left after N s: ... (before:
+# ...)"; false in the second case.
+teardown_settled() {
+	local base=$1 now start=$SECONDS
+	now=$(rdma_resources)
+	while [ "$now" != "$base" ] && [ $((SECONDS - start)) -lt "$2" ]; do
+		sleep 0.5
+		now=$(rdma_resources)
+	done
+	if [ "$now" = "$base" ]; then
+		echo "settled after $((SECONDS - start)) s: $now"
+	else
+		echo "left after $((SECONDS - start)) s: $now (before: $base)"
+		return 1
+	fi
+}
+
+# guest_side_clean DIR SIDE LABEL: what a guest of a pair (SIDE: server or
+# client) left in DIR says its end was clean: its kernel log, saved after
+# the transports' teardown settled ($SIDE-teardown, teardown_settled), and
+# its console (what reached it: a panic or an oops at the console's
+# level) hold no report. Says which (LABEL) when not.
+guest_side_clean() {
+	local d=$1 side=$2 ok=0
+	saved_log_clean "$d/$side-dmesg" "$3" || ok=1
+	if ! grep -q '^settled ' "$d/$side-teardown" 2>/dev/null; then
+		ktap_print_msg "$3: the transports' teardown: $(cat "$d/$side-teardown" 2>/dev/null || echo "not waited for")"
+		ok=1
+	fi
+	if [ -s "$d/$side.console" ]; then
+		no_kernel_report "$d/$side.console" "$3 console" || ok=1
+	fi
+	return $ok
+}
+
 # saved_log_clean FILE LABEL: a kernel log a guest saved (FILE) exists and
 # holds no report; says which (LABEL) when not.
 saved_log_clean() {

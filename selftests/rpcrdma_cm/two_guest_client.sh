@@ -26,6 +26,8 @@ trap finish EXIT
 nic=$(link_up 192.0.2.2/24) || { echo "link or rxe failed" >"$W/client-error"; exit 1; }
 wait_for_file "${TWO_GUEST_WAIT:-300}" "$W/server-ready" || { echo "server not ready" >"$W/client-error"; exit 1; }
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/client-error"; exit 1; }
+# The RDMA resources before the mount.
+base=$(rdma_resources)
 trace_cm_private xprtrdma_cm_private
 mount_rdma 192.0.2.1 4.2 || { echo "mount failed" >"$W/client-error"; exit 1; }
 mount_options >"$W/client-mount-options"
@@ -59,3 +61,5 @@ done
 echo "$near" >"$W/client-near-data"
 grep -A1 "xprt:.*rdma" /proc/self/mountstats >"$W/client-mountstats" 2>/dev/null
 umount_rdma
+# The kernel log (finish) once xprtrdma's teardown has freed what it made.
+teardown_settled "$base" 60 >"$W/client-teardown"

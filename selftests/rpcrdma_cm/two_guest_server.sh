@@ -20,6 +20,8 @@ MODULE_PARAMS=${2:-}
 nic=$(link_up 192.0.2.1/24) || { echo "link or rxe failed" >"$W/server-error"; exit 1; }
 echo "$nic" >"$W/server-nic"
 load_rpcrdma_cm "$MODULE_PARAMS" || { echo "module load failed" >"$W/server-error"; exit 1; }
+# The RDMA resources before nfsd's listener and the pair's connections.
+base=$(rdma_resources)
 start_nfsd || { echo "nfsd failed" >"$W/server-error"; exit 1; }
 trace_cm_private svcrdma_cm_private
 
@@ -45,5 +47,7 @@ wait_for_file "${TWO_GUEST_WAIT:-400}" "$W/client-done" || echo "client did not 
 capture_stop "$W/tcpdump.log" "$W/server.pcap"
 traced_cm_private svcrdma_cm_private >"$W/server-trace"
 stop_nfsd
+# The kernel log once svcrdma's teardown has freed what it made.
+teardown_settled "$base" 60 >"$W/server-teardown"
 dmesg >"$W/server-dmesg"
 touch "$W/server-done"
