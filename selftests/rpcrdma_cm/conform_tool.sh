@@ -106,9 +106,19 @@ RESPONDER=${RPCRDMA_CM_CONFORM_RESPONDER:-yes}
 # The userspace responder's runs: its --fault ("-" none first) and the
 # checks that fault must make fail; every other verdict must stay what it
 # was without a fault.
+# ids CHECK...: "request.KIND.CHECK" for every non-conforming request kind
+# and each CHECK, comma-separated.
+ids() {
+	local c k
+	for c in $CONFORM_NONCONFORMING; do
+		for k in "$@"; do printf 'request.%s.%s,' "$c" "$k"; done
+	done | sed 's/,$//'
+}
 RESPONDER_CASES="- -
 refuse-above=2048 threshold.own-send.below,threshold.4k.below,threshold.64k.below,request.reserved-flags.below
-ignore-recv-size threshold.1k.above,$(for c in $CONFORM_NONCONFORMING; do printf 'request.%s.above,' "$c"; done | sed 's/,$//')
+refuse-above=600 threshold.own-send.below,threshold.1k.below,threshold.4k.below,threshold.64k.below,request.reserved-flags.below,$(ids below)
+refuse-null threshold.own-send.accepted,threshold.1k.accepted,threshold.4k.accepted,threshold.64k.accepted,request.reserved-flags.accepted,$(ids accepted)
+ignore-recv-size threshold.1k.above,$(ids above)
 invalidate ri.requester-without-r"
 
 # rpc_responder ADDRESS FAULT CHECKS: conform against respond --answer-rpc

@@ -77,7 +77,8 @@ pub(crate) struct RespondArgs {
     /// With --answer-rpc, break one rule on purpose:
     /// refuse-above=OCTETS (ERR_CHUNK above OCTETS though the threshold
     /// allows more), ignore-recv-size (hold Replies to its own send size
-    /// only) or invalidate (Send With Invalidate whatever the R bits).
+    /// only), invalidate (Send With Invalidate whatever the R bits) or
+    /// refuse-null (ERR_CHUNK for the NULL procedure's Reply).
     #[arg(long, requires = "answer_rpc", value_parser = rpc::fault)]
     pub fault: Option<rpc::Fault>,
     /// Stop after this many connect requests (default: until killed).

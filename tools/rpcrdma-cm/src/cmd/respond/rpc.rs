@@ -48,6 +48,10 @@ pub(crate) enum Fault {
     /// Every Reply is a Send With Invalidate of the call's first STag,
     /// whatever the R bits (RFC 8797 section 3.2).
     Invalidate,
+    /// ERR_CHUNK for the NULL procedure's Reply to a call without chunks,
+    /// however small (breaks "accepts the connection and answers a NULL
+    /// call"; a call offering chunks is answered as usual).
+    RefuseNull,
 }
 
 /// clap value parser for `--fault`.
@@ -55,17 +59,23 @@ pub(crate) fn fault(s: &str) -> Result<Fault, String> {
     match s {
         "ignore-recv-size" => Ok(Fault::IgnoreRecvSize),
         "invalidate" => Ok(Fault::Invalidate),
+        "refuse-null" => Ok(Fault::RefuseNull),
         _ => match s.strip_prefix("refuse-above=") {
             Some(n) => n
                 .parse()
                 .map(Fault::RefuseAbove)
                 .map_err(|_| format!("'{n}' is not an octet count")),
             None => Err(format!(
-                "'{s}': refuse-above=OCTETS, ignore-recv-size or invalidate"
+                "'{s}': refuse-above=OCTETS, ignore-recv-size, invalidate or refuse-null"
             )),
         },
     }
 }
+
+/// The length of the NULL procedure's RPC reply (xid, REPLY,
+/// MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS): every COMPOUND reply is
+/// longer (status, tag, results).
+const NULL_REPLY_LEN: usize = 24;
 
 /// A big-endian XDR reader.
 struct Xdr<'a> {
@@ -230,6 +240,7 @@ fn reply_message(xid: u32, rpc: &[u8], threshold: usize, fault: Option<Fault>) -
     reply.extend_from_slice(rpc);
     let refuse = match fault {
         Some(Fault::RefuseAbove(n)) => reply.len() > n,
+        Some(Fault::RefuseNull) => rpc.len() == NULL_REPLY_LEN,
         _ => false,
     };
     if reply.len() > threshold || refuse {
@@ -294,7 +305,10 @@ pub(crate) fn serve(
         let Some(rpc) = rpc_reply(&m.data[at..]) else {
             continue;
         };
-        let reply = reply_message(xid, &rpc, threshold, fault);
+        let reply = match (fault, stag) {
+            (Some(Fault::RefuseNull), Some(_)) => reply_message(xid, &rpc, threshold, None),
+            _ => reply_message(xid, &rpc, threshold, fault),
+        };
         let send_deadline = Instant::now() + Duration::from_secs(10);
         let max = reply.len().max(262_144);
         match (fault, stag) {
@@ -315,6 +329,7 @@ mod tests {
         assert_eq!(fault("refuse-above=2048"), Ok(Fault::RefuseAbove(2048)));
         assert_eq!(fault("ignore-recv-size"), Ok(Fault::IgnoreRecvSize));
         assert_eq!(fault("invalidate"), Ok(Fault::Invalidate));
+        assert_eq!(fault("refuse-null"), Ok(Fault::RefuseNull));
         assert!(fault("refuse-above=x").is_err());
         assert!(fault("other").is_err());
     }
