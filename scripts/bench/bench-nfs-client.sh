@@ -40,6 +40,8 @@ rdma_transports_used() {
 link_up 192.0.2.2/24 >/dev/null || error "link or rxe failed"
 wait_for_file "${BENCH_WAIT:-3000}" "$W/server-ready" || error "server not ready"
 load_rpcrdma_cm "$MODULE_PARAMS" || error "module load failed"
+# The RDMA resources before the mounts.
+base=$(rdma_resources)
 trace_cm_private xprtrdma_cm_private || error "tracefs failed"
 T=/sys/kernel/tracing
 echo 8192 >$T/buffer_size_kb
@@ -75,3 +77,5 @@ wait_for_either 300 "$W/server-memory-measured" "$W/server-done" || error "serve
 memory_window_close client "$W/client-memory.json" ||
 	error "memory phase: $(cat /tmp/memory.err)"
 umount_rdma
+# The kernel log (finish) once xprtrdma's teardown has freed what it made.
+teardown_settled "$base" 60 >"$W/client-teardown"

@@ -30,6 +30,8 @@ trap '[ -n "$MARKERS_PID" ] && kill "$MARKERS_PID" 2>/dev/null' EXIT
 
 nic=$(link_up 192.0.2.1/24) || error "link or rxe failed"
 load_rpcrdma_cm "$MODULE_PARAMS" || error "module load failed"
+# The RDMA resources before nfsd's listener and the client's connections.
+base=$(rdma_resources)
 start_nfsd || error "nfsd failed"
 trace_cm_private svcrdma_cm_private || error "tracefs failed"
 echo 8192 >$T/buffer_size_kb
@@ -48,6 +50,8 @@ touch "$W/server-ready"
 # the marker listener).
 finish() {
 	stop_nfsd
+	# The kernel log once svcrdma's teardown has freed what it made.
+	teardown_settled "$base" 60 >"$W/server-teardown"
 	dmesg >"$W/server-dmesg"
 	touch "$W/server-done"
 }

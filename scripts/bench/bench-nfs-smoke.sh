@@ -175,17 +175,24 @@ costs_plot_ok() {
 }
 ktap_test_result "plot-costs.svg: memory, copies and RDMA operations panels; table.md: the memory rows" costs_plot_ok
 
-# Both configurations' guests: the kernel log each saved at its end, and
-# its console to the last line (what the kernel printed after the
-# snapshot), with no warning, oops, KASAN or lockdep report.
+# Both configurations' guests: the kernel log each saved at its end, once
+# the transports' teardown had freed what they made, and its console to
+# the last line (what the kernel printed after the snapshot), with no
+# warning, oops, KASAN or lockdep report.
 guest_logs_clean() {
-	local c f ok=0
+	local c f side ok=0
 	for c in stock-4k cm-64k; do
 		for f in server-dmesg client-dmesg server.console client.console; do
 			no_kernel_report "$out/runs/$c/$f" "$c $f" || ok=1
 		done
+		for side in server client; do
+			grep -q '^settled ' "$out/runs/$c/$side-teardown" 2>/dev/null || {
+				ktap_print_msg "$c $side: the transports' teardown: $(cat "$out/runs/$c/$side-teardown" 2>/dev/null || echo "not waited for")"
+				ok=1
+			}
+		done
 	done
 	return $ok
 }
-ktap_test_result "every guest's kernel log and console is free of reports" guest_logs_clean
+ktap_test_result "every guest's transports torn down, then its kernel log and console free of reports" guest_logs_clean
 ktap_finished
