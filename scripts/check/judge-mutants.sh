@@ -32,7 +32,7 @@ STOCK='stock-x-module'
 CROSS=module7.3-x-stock6.12
 
 ktap_print_header
-ktap_set_plan 11
+ktap_set_plan 13
 
 # judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line.
 judged() {
@@ -135,6 +135,17 @@ no_trace() {
 }
 ktap_test_result "a module side with no tracepoint line: the negotiation check fails" no_trace
 
+not_torn_down() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# The client's transport outlived the unmount (its QP, CQs, MRs and
+	# CM ID still there after the wait): its log covers no teardown.
+	echo "left after 60 s: pd=2 cq=3 qp=2 cm_id=1 mr=4 (before: pd=1 cq=1 qp=1 cm_id=0 mr=0)" \
+		>"$d/client-teardown"
+	red "$work" $ASYM 3
+}
+ktap_test_result "a side whose transports were not torn down: the logs check fails" not_torn_down
+
 # bench_red DIR TITLE: the smoke's result whose title begins with TITLE
 # is not ok on DIR.
 bench_red() {
@@ -147,9 +158,18 @@ bench_oops() {
 	local b=$work/bench-oops
 	cp -r "$bench" "$b" || return 1
 	echo "[   12.0] BUG: unable to handle page fault for address: 0000000000000000" >>"$b/runs/cm-64k/client-dmesg"
-	bench_red "$b" "every guest's kernel log and console is free of reports"
+	bench_red "$b" "every guest's transports torn down, then its kernel log and console free of reports"
 }
 ktap_test_result "an oops in a bench guest's kernel log: the smoke's log check fails" bench_oops
+
+bench_not_torn_down() {
+	local b=$work/bench-teardown
+	cp -r "$bench" "$b" || return 1
+	echo "left after 60 s: pd=2 cq=3 qp=2 cm_id=1 mr=4 (before: pd=1 cq=1 qp=1 cm_id=0 mr=0)" \
+		>"$b/runs/stock-4k/server-teardown"
+	bench_red "$b" "every guest's transports torn down, then its kernel log and console free of reports"
+}
+ktap_test_result "a bench guest whose transports were not torn down: the smoke's log check fails" bench_not_torn_down
 
 bench_no_status() {
 	local b=$work/bench-nostatus

@@ -43,11 +43,15 @@ no_kernel_report() {
 }
 
 # rdma_resources: what 'rdma resource show' counts over every RDMA device,
-# summed: "pd=N cq=N qp=N cm_id=N mr=N".
+# summed: "pd=N cq=N qp=N cm_id=N mr=N"; nothing (false) when it shows no
+# device's counts.
 rdma_resources() {
 	rdma resource show 2>/dev/null | awk '
-		{ for (i = 3; i < NF; i += 2) n[$i] += $(i + 1) }
-		END { printf "pd=%d cq=%d qp=%d cm_id=%d mr=%d\n", n["pd"], n["cq"], n["qp"], n["cm_id"], n["mr"] }'
+		$3 == "pd" { d++; for (i = 3; i < NF; i += 2) n[$i] += $(i + 1) }
+		END {
+			if (!d) exit 1
+			printf "pd=%d cq=%d qp=%d cm_id=%d mr=%d\n", n["pd"], n["cq"], n["qp"], n["cm_id"], n["mr"]
+		}'
 }
 
 # teardown_settled BASELINE SECONDS: wait, at most SECONDS, until the RDMA
@@ -59,6 +63,7 @@ rdma_resources() {
 # ...)"; false in the second case.
 teardown_settled() {
 	local base=$1 now start=$SECONDS
+	[ -n "$base" ] || { echo "no baseline: rdma resource show gave no device's counts"; return 1; }
 	now=$(rdma_resources)
 	while [ "$now" != "$base" ] && [ $((SECONDS - start)) -lt "$2" ]; do
 		sleep 0.5
