@@ -12,7 +12,7 @@
 
 use crate::cm_private::InlineSize;
 use crate::rdma_cm::Registration;
-use crate::{CmState, Params};
+use crate::{CmState, Params, Role};
 use core::fmt;
 use kernel::ffi::{c_ulong, c_void};
 use kernel::prelude::*;
@@ -53,7 +53,7 @@ mod ffi {
 
     extern "C" {
         pub(super) fn rpcrdma_cm_params_read(params: *mut ParamsC);
-        pub(super) fn rpcrdma_cm_warn_no_memory(count: u64);
+        pub(super) fn rpcrdma_cm_warn_no_memory(responder: bool, count: u64);
         pub(super) fn rpcrdma_cm_debugfs_create(state: *const c_void);
         pub(super) fn rpcrdma_cm_debugfs_remove();
         pub(super) fn rpcrdma_cm_seq_write(m: *mut SeqFile, text: *const u8, len: usize);
@@ -75,12 +75,16 @@ pub(crate) fn load_params() -> Result {
 }
 
 // `ParamsC` is `struct rpcrdma_cm_params`, which the C side writes whole:
-// the same size and the last field at the same offset (rpcrdma_cm_shim.c
+// the same size and every field at the same offset (rpcrdma_cm_shim.c
 // asserts the same of the C struct).
-const _: () = assert!(
-    core::mem::size_of::<ffi::ParamsC>() == 20
-        && core::mem::offset_of!(ffi::ParamsC, nonconforming_requester_1k) == 18
-);
+static_assert!(core::mem::size_of::<ffi::ParamsC>() == 20);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, requester_send_size) == 0);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, requester_recv_size) == 4);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, responder_send_size) == 8);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, responder_recv_size) == 12);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, remote_invalidation) == 16);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, send_private_data) == 17);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, nonconforming_requester_1k) == 18);
 
 /// Read all parameters, in one call.
 ///
@@ -105,11 +109,11 @@ pub(crate) fn params() -> Params {
     }
 }
 
-/// Say that a connection is left to the stock code because its entry could
-/// not be allocated, the `count`th of its role: at the 1st, 2nd, 4th, 8th...
-pub(crate) fn warn_no_memory(count: u64) {
-    // SAFETY: takes a number and may be called from any context.
-    unsafe { ffi::rpcrdma_cm_warn_no_memory(count) };
+/// Say that a connection of `role` is left to the stock code because its
+/// entry could not be allocated, the `count`th of that role.
+pub(crate) fn warn_no_memory(role: Role, count: u64) {
+    // SAFETY: takes a bool and a number and may be called from any context.
+    unsafe { ffi::rpcrdma_cm_warn_no_memory(matches!(role, Role::Responder), count) };
 }
 
 /// Measures elapsed CLOCK_MONOTONIC time (Linux 6.12's kernel crate:
@@ -159,7 +163,7 @@ impl kernel::Module for RpcrdmaCm {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         crate::before_registering()?;
         let registration = KBox::pin_init(Registration::new(CmState::new()), GFP_KERNEL)
-            .inspect_err(|e| pr_err!("cannot register (error {})\n", e.to_errno()))?;
+            .inspect_err(|e| pr_err!("registration failed (error {})\n", e.to_errno()))?;
         let debugfs = Debugfs::create(registration);
         crate::registered();
         Ok(RpcrdmaCm { _debugfs: debugfs })

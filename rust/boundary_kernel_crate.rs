@@ -7,7 +7,8 @@
 //!
 //! This file has no `unsafe` code.
 
-use crate::CmState;
+use crate::debugfs_render::role_name;
+use crate::{CmState, Role};
 use kernel::debugfs::{Scope, ScopedDir};
 use kernel::fmt;
 use kernel::prelude::*;
@@ -23,16 +24,14 @@ mod kernel_crate_params;
 
 pub(crate) use kernel_crate_params::{load_params, params};
 
-/// Say that a connection is left to the stock code because its entry could
-/// not be allocated, the `count`th of its role: at the 1st, 2nd, 4th, 8th...,
-/// so that a recurrence is seen and a flood is not (no clock, no lock).
-pub(crate) fn warn_no_memory(count: u64) {
-    if count.is_power_of_two() {
-        pr_warn!(
-            "no memory to track a connection; left to the stock code ({} so far, stats: no_memory)\n",
-            count
-        );
-    }
+/// Say that a connection of `role` is left to the stock code because its
+/// entry could not be allocated, the `count`th of that role.
+pub(crate) fn warn_no_memory(role: Role, count: u64) {
+    pr_warn!(
+        "no memory to track a connection of the {}; left to the stock code ({} so far, stats: no_memory)\n",
+        role_name(role),
+        count
+    );
 }
 
 /// Measures elapsed CLOCK_MONOTONIC time.

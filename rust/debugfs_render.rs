@@ -68,8 +68,8 @@ impl fmt::Display for Entry {
     }
 }
 
-/// The role as debugfs spells it.
-fn role_name(role: Role) -> &'static str {
+/// The role as debugfs (and the kernel log) spells it.
+pub(crate) fn role_name(role: Role) -> &'static str {
     match role {
         Role::Requester => "requester",
         Role::Responder => "responder",

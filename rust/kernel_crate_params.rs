@@ -39,31 +39,25 @@ struct Param<T: AtomicType + 'static> {
     name: &'static CStr,
     /// The value given at load, or the default.
     given: &'static ModuleParamAccess<T>,
-    /// The value in effect; a size in bytes, 0 = the transport's setting.
+    /// The value in effect (a size: in bytes, 0 = the transport's setting).
     value: Atomic<T>,
-}
-
-impl<T: AtomicType + 'static> Param<T> {
-    /// The parameter `name`, given at load in `given`; `unset` until
-    /// [`load_params`] has run (before the module registers or creates the
-    /// parameter's file, so that no one sees it).
-    ///
-    /// For a size parameter, `unset` must be 0 or within
-    /// `SIZE_MIN..=SIZE_MAX`.
-    const fn new(name: &'static CStr, given: &'static ModuleParamAccess<T>, unset: T) -> Self {
-        // INVARIANT: per the function's contract.
-        Param {
-            name,
-            given,
-            value: Atomic::new(unset),
-        }
-    }
 }
 
 /// A size parameter, in bytes.
 type SizeParam = Param<u32>;
 
 impl SizeParam {
+    /// The parameter `name`, given at load in `given`; 0 until
+    /// [`load_params`] has run.
+    const fn new(name: &'static CStr, given: &'static ModuleParamAccess<u32>) -> Self {
+        // INVARIANT: 0 is a valid value.
+        Param {
+            name,
+            given,
+            value: Atomic::new(0),
+        }
+    }
+
     /// Set the parameter to `bytes`; `ERANGE`, and no change, if it is
     /// neither 0 nor within `SIZE_MIN..=SIZE_MAX`.
     fn set(&self, bytes: u32) -> Result {
@@ -90,6 +84,17 @@ impl SizeParam {
 type BoolParam = Param<bool>;
 
 impl BoolParam {
+    /// The parameter `name`, given at load in `given`; `false` until
+    /// [`load_params`] has run (before the module registers or creates the
+    /// parameter's file, so that no one sees it).
+    const fn new(name: &'static CStr, given: &'static ModuleParamAccess<bool>) -> Self {
+        Param {
+            name,
+            given,
+            value: Atomic::new(false),
+        }
+    }
+
     /// The value in effect.
     fn get(&self) -> bool {
         self.value.load(Relaxed)
@@ -100,7 +105,7 @@ impl BoolParam {
 /// crate root), whose file has the same name.
 macro_rules! size_param {
     ($name:ident) => {
-        SizeParam::new(c_str!(stringify!($name)), &module_parameters::$name, 0)
+        SizeParam::new(c_str!(stringify!($name)), &module_parameters::$name)
     };
 }
 
@@ -108,7 +113,7 @@ macro_rules! size_param {
 /// same name.
 macro_rules! bool_param {
     ($name:ident) => {
-        BoolParam::new(c_str!(stringify!($name)), &module_parameters::$name, false)
+        BoolParam::new(c_str!(stringify!($name)), &module_parameters::$name)
     };
 }
 
@@ -222,7 +227,9 @@ fn store_size(p: &SizeParam, reader: &mut UserSliceReader) -> Result {
 ///
 /// The digits go to the kernel crate's `parse_int`, which alone would also
 /// take a sign after the `+`, `0o`/`0b` and a `+` after `0x`: those are
-/// refused first, so that both boundaries take the same writes.
+/// refused first, so that both boundaries take the same forms. One errno
+/// differs: `parse_int` says `EINVAL` for a number past 64 bits, where
+/// kstrtouint says `ERANGE` (refused either way).
 fn parse_size(text: &[u8]) -> Result<u32> {
     let text = text.strip_suffix(b"\n").unwrap_or(text);
     let digits = text.strip_prefix(b"+").unwrap_or(text);

@@ -10,12 +10,12 @@
 //! dependency. Unloaded, the transports behave as stock.
 //!
 //! The module instance, parameters, debugfs and the clock come through
-//! `boundary`. The
-//! rest, one concern a file: the connection table (`table`), per-role
-//! counters (`stats`), callback timing (`callback_times`), the policy that
-//! turns parameters and the transport's settings into limits (`policy`),
-//! and the debugfs lines (`debugfs_render`). This file holds the module,
-//! its shared state and the hook callbacks.
+//! `boundary`. The rest, one concern a file: the connection table
+//! (`table`), per-role counters (`stats`), callback timing
+//! (`callback_times`), the policy that turns parameters and the transport's
+//! settings into limits (`policy`), and the debugfs lines
+//! (`debugfs_render`). This file holds the module's shared state and the
+//! hook callbacks.
 
 use kernel::new_spinlock;
 use kernel::prelude::*;

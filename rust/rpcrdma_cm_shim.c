@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The C side of rpcrdma_cm: module parameters and debugfs files, which
- * 6.12's Rust kernel crate cannot provide. Everything else is Rust.
+ * 6.12's Rust kernel crate cannot provide, and which a distribution's 7.3
+ * kernel crate provides without the series' debugfs fix. Everything else
+ * is Rust.
  *
  * Module parameters:
  *
@@ -14,7 +16,6 @@
 
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
-#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
@@ -80,6 +81,12 @@ MODULE_PARM_DESC(nonconforming_requester_1k,
 
 /* boundary_c_shim.rs's ParamsC has this layout; it asserts the same */
 static_assert(sizeof(struct rpcrdma_cm_params) == 20);
+static_assert(offsetof(struct rpcrdma_cm_params, requester_send_size) == 0);
+static_assert(offsetof(struct rpcrdma_cm_params, requester_recv_size) == 4);
+static_assert(offsetof(struct rpcrdma_cm_params, responder_send_size) == 8);
+static_assert(offsetof(struct rpcrdma_cm_params, responder_recv_size) == 12);
+static_assert(offsetof(struct rpcrdma_cm_params, remote_invalidation) == 16);
+static_assert(offsetof(struct rpcrdma_cm_params, send_private_data) == 17);
 static_assert(offsetof(struct rpcrdma_cm_params, nonconforming_requester_1k) == 18);
 
 /* Each parameter read once; a racing write may show in some fields only */
@@ -95,14 +102,13 @@ void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params)
 }
 
 /*
- * The @count'th connection of its role left to the stock code: said at the
- * 1st, 2nd, 4th, 8th..., so that a recurrence is seen and a flood is not.
+ * The @count'th connection of its role (the server's if @responder) left
+ * to the stock code; the Rust side decides when to say so.
  */
-void rpcrdma_cm_warn_no_memory(u64 count)
+void rpcrdma_cm_warn_no_memory(bool responder, u64 count)
 {
-	if (is_power_of_2(count))
-		pr_warn("rpcrdma_cm: no memory to track a connection; left to the stock code (%llu so far, stats: no_memory)\n",
-			count);
+	pr_warn("rpcrdma_cm: no memory to track a connection of the %s; left to the stock code (%llu so far, stats: no_memory)\n",
+		responder ? "responder" : "requester", count);
 }
 
 static struct dentry *rpcrdma_cm_debugfs_dir;

@@ -31,7 +31,7 @@ struct rpcrdma_cm_params {
 
 void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params);
 
-void rpcrdma_cm_warn_no_memory(u64 count);
+void rpcrdma_cm_warn_no_memory(bool responder, u64 count);
 void rpcrdma_cm_debugfs_create(const void *state);
 void rpcrdma_cm_debugfs_remove(void);
 void rpcrdma_cm_seq_write(struct seq_file *m, const u8 *text, size_t len);

@@ -101,8 +101,16 @@ impl CmState {
     pub(crate) fn node(&self, entry: Entry) -> Result<EntryNode> {
         let role = entry.role;
         RBTreeNode::new(entry.cookie, entry, GFP_KERNEL).inspect_err(|_| {
-            let count = self.stats(role).no_memory.fetch_add(1, Relaxed) + 1;
-            boundary::warn_no_memory(count);
+            let count = self
+                .stats(role)
+                .no_memory
+                .fetch_add(1, Relaxed)
+                .wrapping_add(1);
+            // Said at the 1st, 2nd, 4th, 8th... of a role (powers of two):
+            // a flood is not, the counter has the rest; no clock, no lock.
+            if count.is_power_of_two() {
+                boundary::warn_no_memory(role, count);
+            }
         })
     }
 

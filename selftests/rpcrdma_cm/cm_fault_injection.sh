@@ -166,6 +166,29 @@ counted() {
 }
 ktap_test_result "every injected failure is counted in no_memory, none as a connection" counted
 
+# warned: for each role, the kernel log since the first armed allocation
+# says so once at each power of two the role's no_memory count passed,
+# with that count (the rule admin-guide.rst documents: 1st, 2nd, 4th,
+# 8th...), and names the role.
+warned() {
+	local r ok=0 b a p want got
+	for r in requester responder; do
+		b=${before[$r-no_memory]} a=$(stat_counter $r no_memory) want=
+		for ((p = 1; p <= a; p *= 2)); do
+			[ "$p" -gt "$b" ] && want="$want $p"
+		done
+		got=$(kernel_log_since fault_injection |
+			sed -n "s/.*rpcrdma_cm: no memory to track a connection of the $r; left to the stock code (\([0-9]*\) so far, stats: no_memory)$/\1/p" |
+			paste -sd ' ')
+		if [ "$got" != "${want# }" ]; then
+			ktap_print_msg "$r: warned at '${got}', want '${want# }' (no_memory $b -> $a)"
+			ok=1
+		fi
+	done
+	return $ok
+}
+ktap_test_result "each role's warning names it and comes at each power of two its no_memory count reached" warned
+
 rm -f "$MNT/fi-data"
 umount_rdma
 
