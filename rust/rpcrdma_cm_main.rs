@@ -24,8 +24,16 @@ use kernel::rbtree::RBTree;
 use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
 use kernel::sync::SpinLock;
 
+// The protocol core, private to the module: the host crate
+// (tools/rpcrdma-cm-proto) compiles the same file and uses all of its API,
+// the module only part of it.
 #[path = "proto/cm_private.rs"]
-pub mod cm_private;
+#[expect(
+    unreachable_pub,
+    dead_code,
+    reason = "the core's API is the host crate's too"
+)]
+mod cm_private;
 
 // A kernel whose Rust crate lacks `sunrpc::rdma_cm` (a distribution's, built
 // without the series) gets the abstraction compiled into this module, from
