@@ -4,9 +4,13 @@
 # `rpcrdma-cm conform` against this guest's nfsd, over rxe and siw, for
 # each server kind this kernel has: with rpcrdma_cm loaded ("module") and
 # without it ("series") on a kernel with the series, the kernel's own
-# svcrdma on a stock kernel ("stock"), and with rpcrdma_cm loaded with
+# svcrdma on a stock kernel ("stock"), with rpcrdma_cm loaded with
 # nonconforming_requester_1k=Y ("module-1k"), which holds a requester
-# without a conforming message to RFC 8797's 1 KB. Every verdict the tool
+# without a conforming message to RFC 8797's 1 KB, and with rpcrdma_cm
+# configured to send and receive 64 KB ("module-64k", over rxe: the 16 KB
+# and 64 KB requesters judged at 16 and 64 KB). The tool always gets
+# --file, a 128 KB file in the export, so that a Reply of any size can be
+# made (a READ where its COMPOUNDs do not reach). Every verdict the tool
 # prints is one result here, judged against the verdict conform_expect.sh
 # gives: RFC 8797 applied to the server's known behaviour, each exception
 # said with where it comes from. The tool's checks must be exactly the list
@@ -19,10 +23,14 @@
 # "accepted" checks against one that rejects non-conforming requests; and
 # over rxe against `respond --answer-rpc`, a userspace responder that
 # follows RFC 8797 (every check as for a conforming server) and with each
-# of its faults (a Reply within the threshold refused, the requester's
-# receive size ignored, Send With Invalidate without the R bits): the
-# check the fault breaks fails (RPCRDMA_CM_CONFORM_RESPONDER=no skips
-# these: make check's cut). Over rxe also: an address with an unreachable
+# of its faults (a Reply within the threshold refused, the threshold off
+# by -1 and by +4 octets, the requester's receive size ignored, Send With
+# Invalidate without the R bits): the check the fault breaks fails
+# (RPCRDMA_CM_CONFORM_RESPONDER=no skips these: make check's cut). The
+# responder advertises 64 KB each way, so that its thresholds are 1, 4, 16
+# and 64 KB. Every message is a whole number of 4-octet XDR units, so +4
+# is the smallest excess a requester can see; -1 already refuses a Reply
+# exactly at the threshold. Over rxe also: an address with an unreachable
 # route gives exit 4 (a local error), and (with the responder's cases) a
 # responder that keeps each connection and never answers an RPC exit 3
 # at --deadline.
@@ -41,6 +49,11 @@ SIW_NIC=rcmconf0
 SIW_ADDR=192.0.2.81
 TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-rxe siw}
 WORK=$(mktemp -d /tmp/conform_tool.XXXXXX)
+# The file conform READs (--file), in the export (the NFSv4 root).
+BIG=conform-big
+BIG_SIZE=131072
+# What the module-64k server and the responder advertise each way.
+SIZE_64K=65536
 
 NO_ROUTE_NET=198.51.100.0/24
 
@@ -49,6 +62,7 @@ cleanup() {
 	rmmod rpcrdma_cm 2>/dev/null
 	rdma link delete siwconf0 2>/dev/null
 	ip link del $SIW_NIC 2>/dev/null
+	rm -f "$NFS_EXPORT/$BIG"
 	rm -rf "$WORK"
 	return 0
 }
@@ -58,9 +72,11 @@ if [ ! -x "$TOOL" ] || ! command -v jq >/dev/null; then
 	exit "$KSFT_SKIP"
 fi
 
+head -c $BIG_SIZE /dev/urandom >"$NFS_EXPORT/$BIG" || ktap_exit_fail_msg "cannot write $NFS_EXPORT/$BIG"
+
 # A kernel with the series has the series' tracepoint; stock has not.
 if [ -d /sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private ]; then
-	KINDS="module module-1k series"
+	KINDS="module module-1k module-64k series"
 	require_module_ko
 else
 	KINDS=stock
@@ -73,20 +89,24 @@ check_ids() {
 }
 
 # expected_verdict KIND TRANSPORT ID: what the server of KIND must get
-# (conform_expect.sh, which says why): every server here advertises 4 KB
-# each way (svcrdma's default), so the thresholds the tool derives are
-# 1 KB, 4 KB, 4 KB and 4 KB.
+# (conform_expect.sh, which says why): every server here but module-64k
+# advertises 4 KB each way (svcrdma's default), so the thresholds the tool
+# derives are 4 KB, 1 KB, 4 KB, 4 KB and 4 KB; module-64k's are 64, 1, 4,
+# 16 and 64 KB.
 expected_verdict() {
-	local kind=$1 strict=no
-	[ "$kind" = module-1k ] && kind=module strict=yes
-	conform_expected "$kind" "$2" "$3" 4096 yes $strict
+	local kind=$1 strict=no send=4096
+	case $kind in
+	module-1k) kind=module strict=yes ;;
+	module-64k) kind=module send=$SIZE_64K ;;
+	esac
+	conform_expected "$kind" "$2" "$3" $send yes $strict yes
 }
 
 # run_conform KIND TRANSPORT ADDRESS: the tool's JSON in $WORK/KIND-TR.json,
 # its exit status in $WORK/KIND-TR.rc.
 run_conform() {
 	local out=$WORK/$1-$2
-	timeout 600 "$TOOL" conform --include-overread-probes --json --deadline 540 "$3" >"$out.json" 2>"$out.err"
+	timeout 600 "$TOOL" conform --include-overread-probes --json --deadline 540 --file $BIG "$3" >"$out.json" 2>"$out.err"
 	echo $? >"$out.rc"
 }
 
@@ -114,10 +134,20 @@ ids() {
 		for k in "$@"; do printf 'request.%s.%s,' "$c" "$k"; done
 	done | sed 's/,$//'
 }
+# every_threshold CHECK: CHECK of every threshold case, comma-separated.
+every_threshold() {
+	local t
+	for t in threshold.own-send threshold.1k threshold.4k threshold.16k threshold.64k request.reserved-flags; do
+		printf '%s.%s,' $t "$1"
+	done
+	ids "$1"
+}
 RESPONDER_CASES="- -
-refuse-above=600 threshold.own-send.below,threshold.1k.below,threshold.4k.below,threshold.64k.below,request.reserved-flags.below,$(ids below)
-refuse-null threshold.own-send.accepted,threshold.1k.accepted,threshold.4k.accepted,threshold.64k.accepted,request.reserved-flags.accepted,$(ids accepted)
-ignore-recv-size threshold.1k.above,$(ids above)
+refuse-above=600 $(every_threshold below)
+threshold-off=-1 $(every_threshold below)
+threshold-off=+4 $(every_threshold above)
+refuse-null $(every_threshold accepted)
+ignore-recv-size threshold.1k.above,threshold.4k.above,threshold.16k.above,request.reserved-flags.above,$(ids above)
 invalidate ri.requester-without-r"
 
 # rpc_responder ADDRESS FAULT CHECKS: conform against respond --answer-rpc
@@ -128,13 +158,13 @@ invalidate ri.requester-without-r"
 # fails, every other verdict is the one without a fault, exit 1.
 rpc_responder() {
 	local out=$WORK/rpc-$2 pid addr=$1 fault=$2 checks=",$3," id got want ok=0 rc
-	local args=(--answer-rpc)
+	local args=(--answer-rpc --send "$SIZE_64K" --recv "$SIZE_64K")
 	[ "$fault" = - ] || args+=(--fault "$fault")
 	timeout 300 "$TOOL" respond "${args[@]}" "$addr:$RESPOND_PORT" >"$out.respond" 2>&1 &
 	pid=$!
 	wait_for_line 30 "$out.respond" '^listening' ||
 		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; kill $pid; return 1; }
-	timeout 300 "$TOOL" conform --json "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
+	timeout 300 "$TOOL" conform --json --file $BIG "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
 	rc=$?
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
@@ -144,7 +174,7 @@ rpc_responder() {
 	for id in $(check_ids rxe); do
 		got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
 		if [ "$fault" = - ]; then
-			want=$(conform_expected module rxe "$id" 4096 yes yes)
+			want=$(conform_expected module rxe "$id" $SIZE_64K yes yes yes)
 		elif [[ "$checks" == *",$id,"* ]]; then
 			want=fail
 		else
@@ -258,10 +288,10 @@ rejecting_responder() {
 }
 
 # kind_runs_on KIND TRANSPORT: module-1k changes only what the server
-# assumes of a requester without a conforming message, which no transport
-# changes: rxe only.
+# assumes of a requester without a conforming message, module-64k only the
+# sizes, which no transport changes: rxe only.
 kind_runs_on() {
-	[ "$1" != module-1k ] || [ "$2" = rxe ]
+	case $1 in module-1k | module-64k) [ "$2" = rxe ] ;; esac
 }
 
 # Every result is in the transports' loop below, and what an iteration
@@ -313,6 +343,9 @@ judge() {
 			ktap_test_fail "$kind $tr: $id: ${got:-missing}, want $want"
 		fi
 	done
+	# How the largest threshold was reached (a READ above about 4 KB).
+	jq -r '.checks[] | select(.id == "threshold.64k.below" or .id == "threshold.64k.above") | "\(.id): \(.sent); got \(.got)"' \
+		"$out.json" 2>/dev/null | sed "s/^/# $kind $tr: /"
 	got=$(cat "$out.rc")
 	want=$(conform_exit $fails $unknown)
 	if [ "$got" = "$want" ] && [ "$(jq -r .exit "$out.json" 2>/dev/null)" = "$want" ]; then
@@ -340,6 +373,10 @@ for tr in $TRANSPORTS; do
 		module-1k)
 			insmod "$RPCRDMA_CM_KO" nonconforming_requester_1k=Y ||
 				ktap_exit_fail_msg "insmod nonconforming_requester_1k=Y failed"
+			;;
+		module-64k)
+			insmod "$RPCRDMA_CM_KO" responder_send_size=$SIZE_64K responder_recv_size=$SIZE_64K ||
+				ktap_exit_fail_msg "insmod responder_send_size=$SIZE_64K failed"
 			;;
 		esac
 		run_conform "$kind" "$tr" "$addr"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The NFSv4.0 COMPOUNDs the tool sends (RFC 7530): read-only
-//! PUTROOTFH + GETATTR pairs and a READ by name, AUTH_SYS, and the status
-//! of a COMPOUND's reply.
+//! PUTROOTFH + GETATTR pairs (sized to the XDR unit with more PUTROOTFH
+//! and the tag) and a READ by path, AUTH_SYS, and the status of a
+//! COMPOUND's reply.
 
 use crate::oncrpc::NFS_PROGRAM;
 
@@ -50,10 +51,19 @@ const GETATTR_BITMAP: [u32; 2] = [
         | (1 << 23),
 ];
 
+/// The longest COMPOUND tag sent: Linux nfsd refuses longer ones
+/// (NFSD4_MAX_TAGLEN) and echoes it in the Reply, as RFC 7530 says a
+/// server does.
+pub(crate) const MAX_TAG: u32 = 128;
+
+/// The most operations in one COMPOUND: Linux nfsd before 6.13 refuses
+/// COMPOUNDs of more (NFSD_MAX_OPS_PER_COMPOUND).
+pub(crate) const MAX_OPS: u32 = 50;
+
 /// The start of an ONC RPC call (xid 0, patched when sent) of an NFSv4.0
-/// COMPOUND of `ops` operations, with AUTH_SYS root credentials, an
-/// empty tag and minor version 0; the operations follow.
-fn compound_call(ops: u32) -> Vec<u8> {
+/// COMPOUND of `ops` operations, with AUTH_SYS root credentials, a tag of
+/// `tag` octets ("t" each) and minor version 0; the operations follow.
+fn compound_call(tag: u32, ops: u32) -> Vec<u8> {
     let mut cred = Vec::new();
     words(&mut cred, &[0]);
     xdr_opaque(&mut cred, b"rpcrdma-cm");
@@ -62,33 +72,70 @@ fn compound_call(ops: u32) -> Vec<u8> {
     words(&mut c, &[0, 0, 2, NFS_PROGRAM, 4, 1, 1]);
     xdr_opaque(&mut c, &cred);
     words(&mut c, &[0, 0]);
-    xdr_opaque(&mut c, b"");
+    xdr_opaque(&mut c, &vec![b't'; tag as usize]);
     words(&mut c, &[0, ops]);
     c
 }
 
 /// An ONC RPC call (xid 0, patched when sent) of an NFSv4.0 COMPOUND of
 /// `pairs` PUTROOTFH + GETATTR, with AUTH_SYS root credentials.
+#[cfg(test)]
 pub(crate) fn getattr_compound(pairs: u32) -> Vec<u8> {
-    let mut c = compound_call(pairs * 2);
+    sized_compound(pairs, 0, 0)
+}
+
+/// An ONC RPC call (xid 0, patched when sent) of an NFSv4.0 COMPOUND of
+/// `pairs` PUTROOTFH + GETATTR, then `extra` PUTROOTFH, with a tag of
+/// `tag` octets: read-only, and each part adds a fixed number of octets
+/// to the Reply (the server echoes the tag), so that a Reply can be sized
+/// to the XDR unit.
+pub(crate) fn sized_compound(pairs: u32, extra: u32, tag: u32) -> Vec<u8> {
+    let mut c = compound_call(tag, pairs * 2 + extra);
     for _ in 0..pairs {
         // PUTROOTFH; GETATTR with a two-word bitmap
         words(&mut c, &[24, 9, 2, GETATTR_BITMAP[0], GETATTR_BITMAP[1]]);
+    }
+    for _ in 0..extra {
+        words(&mut c, &[24]);
     }
     c
 }
 
 /// An ONC RPC call (xid 0, patched when sent) of an NFSv4.0 COMPOUND
-/// PUTROOTFH, LOOKUP `name`, READ `count` octets from offset 0 with the
-/// anonymous stateid, with AUTH_SYS root credentials.
-pub(crate) fn read_compound(name: &str, count: u32) -> Vec<u8> {
-    let mut c = compound_call(3);
-    // PUTROOTFH; LOOKUP name; READ: stateid (seqid and other, zero),
+/// PUTROOTFH, a LOOKUP of each name of `path`, READ `count` octets from
+/// offset 0 with the anonymous stateid, with AUTH_SYS root credentials.
+pub(crate) fn read_compound(path: &[String], count: u32) -> Vec<u8> {
+    let mut c = compound_call(0, path.len() as u32 + 2);
+    // PUTROOTFH; LOOKUP each name; READ: stateid (seqid and other, zero),
     // offset, count.
-    words(&mut c, &[24, 15]);
-    xdr_opaque(&mut c, name.as_bytes());
+    words(&mut c, &[24]);
+    for name in path {
+        words(&mut c, &[15]);
+        xdr_opaque(&mut c, name.as_bytes());
+    }
     words(&mut c, &[25, 0, 0, 0, 0, 0, 0, count]);
     c
+}
+
+/// `PATH`, a file below the server's NFSv4 root ("dir/file"), as the
+/// names to LOOKUP in turn.
+pub(crate) fn nfs_path(path: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(str::to_owned)
+        .collect();
+    if names.iter().any(|n| n.is_empty() || n == "." || n == "..") {
+        return Err(format!(
+            "'{path}': a file below the server's NFSv4 root, as NAME or DIR/NAME"
+        ));
+    }
+    if names.iter().any(|n| n.len() > 255) || names.len() > 16 {
+        return Err(format!(
+            "'{path}': names of at most 255 octets, at most 16 of them"
+        ));
+    }
+    Ok(names)
 }
 
 /// The NFS status of a COMPOUND Reply (or the RPC's accept status when it
@@ -122,7 +169,7 @@ mod tests {
 
     #[test]
     fn read_compound_layout() {
-        let c = read_compound("big", 3000);
+        let c = read_compound(&["big".into()], 3000);
         assert_eq!(c.len() % 4, 0);
         // The last words: READ, the anonymous stateid, offset 0, count.
         let tail: Vec<u32> = c[c.len() - 32..]
@@ -134,6 +181,35 @@ mod tests {
         let at = c.len() - 32 - 12;
         assert_eq!(&c[at..at + 4], &15u32.to_be_bytes());
         assert_eq!(&c[at + 4..at + 12], &[0, 0, 0, 3, b'b', b'i', b'g', 0]);
+    }
+
+    #[test]
+    fn sized_compound_layout() {
+        let plain = getattr_compound(2);
+        // One more PUTROOTFH: one word; a tag of 5 octets: two words.
+        assert_eq!(sized_compound(2, 1, 0).len(), plain.len() + 4);
+        assert_eq!(sized_compound(2, 0, 5).len(), plain.len() + 8);
+        let c = sized_compound(1, 2, 4);
+        let word = |i: usize| u32::from_be_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+        // The tag's length, its octets, minor version 0, 4 operations.
+        let at = c.len() - 4 * 7 - 16;
+        assert_eq!(word(at), 4);
+        assert_eq!(&c[at + 4..at + 8], b"tttt");
+        assert_eq!((word(at + 8), word(at + 12)), (0, 4));
+        assert_eq!(&c[c.len() - 8..], &[0, 0, 0, 24, 0, 0, 0, 24]);
+    }
+
+    #[test]
+    fn paths_are_names_below_the_root() {
+        assert_eq!(nfs_path("big"), Ok(vec!["big".to_string()]));
+        assert_eq!(
+            nfs_path("/srv/nfs/big"),
+            Ok(vec!["srv".into(), "nfs".into(), "big".into()])
+        );
+        for bad in ["", "a//b", "a/../b", "./a", "a/"] {
+            assert!(nfs_path(bad).is_err(), "{bad}");
+        }
+        assert!(nfs_path(&"x".repeat(256)).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use crate::args::{positive_seconds, resolve, seconds, PrivateDataArgs};
 use crate::error::{Context, Exit, Failure};
-use crate::nfs4::read_compound;
+use crate::nfs4::{nfs_path, read_compound};
 use crate::output::{emit, json};
 use crate::report::{hex, LocalReport, NegotiatedReport, PrivateDataReport};
 use crate::transport::rdma::NFS_RDMA_PORT;
@@ -53,10 +53,11 @@ pub(crate) struct ProbeArgs {
     /// meanwhile; then disconnect (exit 1 if that fails).
     #[arg(long, value_name = "SECONDS", conflicts_with = "count", value_parser = seconds)]
     pub hold: Option<f64>,
-    /// Once connected, send one NFSv4.0 COMPOUND (PUTROOTFH, LOOKUP FILE,
-    /// READ COUNT octets with the anonymous stateid) without any chunk, so
-    /// that the whole Reply must come inline or as RDMA_ERROR, and report
-    /// how it came (read-only; FILE in the server's NFSv4 root).
+    /// Once connected, send one NFSv4.0 COMPOUND (PUTROOTFH, a LOOKUP of
+    /// each name of FILE, READ COUNT octets with the anonymous stateid)
+    /// without any chunk, so that the whole Reply must come inline or as
+    /// RDMA_ERROR, and report how it came (read-only; FILE below the
+    /// server's NFSv4 root: NAME or DIR/NAME).
     #[arg(long, value_name = "FILE:COUNT", conflicts_with_all = ["count", "hold"], value_parser = read_spec)]
     pub read: Option<(String, u32)>,
     /// Print JSON instead of text.
@@ -288,9 +289,7 @@ fn read_spec(s: &str) -> Result<(String, u32), String> {
     let (file, count) = s
         .rsplit_once(':')
         .ok_or_else(|| format!("'{s}' is not FILE:COUNT"))?;
-    if file.is_empty() || file.contains('/') {
-        return Err(format!("'{file}': a file name in the server's NFSv4 root"));
-    }
+    nfs_path(file)?;
     let count = count
         .parse()
         .map_err(|_| format!("'{count}' is not an octet count"))?;
@@ -423,7 +422,9 @@ fn probe_read(
         Err(Refusal::Local(e)) => return Err(Failure::local(format!("probe {addr}: {e}"))),
         Err(Refusal::Error(e)) => return Err(Failure::peer(format!("probe {addr}: {e}"))),
     };
-    let answer = s.call(&read_compound(file, count), false);
+    // read_spec checked the path.
+    let path = nfs_path(file).map_err(Failure::usage)?;
+    let answer = s.call(&read_compound(&path, count), false);
     let accept = s.accept.clone();
     let disconnect = s.close_checked();
     let mut r = probe_report(addr.to_string(), sent, effective, Ok(accept), disconnect);
@@ -697,7 +698,8 @@ the responder negotiates:
         assert_eq!(read_spec("big:3000"), Ok(("big".into(), 3000)));
         assert!(read_spec("big").is_err());
         assert!(read_spec(":3").is_err());
-        assert!(read_spec("a/b:3").is_err());
+        assert_eq!(read_spec("a/b:3"), Ok(("a/b".into(), 3)));
+        assert!(read_spec("a/../b:3").is_err());
         assert!(read_spec("big:-1").is_err());
     }
 

@@ -4,17 +4,19 @@
 //! meets, as far as a requester can observe them.
 //!
 //! Every check connects with chosen private data, looks at the Accept,
-//! and sends at most a NULL call and read-only NFSv4.0 COMPOUNDs
-//! (PUTROOTFH + GETATTR, repeated) of at most 1 KB each. The expectation of
-//! each check is computed here from what was sent, what the server's
-//! Accept said and the RFC's rules, written out in this module; the
-//! protocol core's negotiation is not consulted, so that the tool judges
-//! servers (and the module) independently of the code that runs in them.
+//! and sends at most a NULL call, read-only NFSv4.0 COMPOUNDs (PUTROOTFH +
+//! GETATTR, repeated) of at most 1 KB each, and with `--file` a read-only
+//! READ of that file. The expectation of each check is computed here from
+//! what was sent, what the server's Accept on that connection said and
+//! the RFC's rules, written out in this module; the protocol core's
+//! negotiation is not consulted, so that the tool judges servers (and the
+//! module) independently of the code that runs in them.
 //!
-//! Reply sizes are measured, not guessed: a calibration COMPOUND with one
-//! and with two PUTROOTFH + GETATTR pairs gives the size of the Send that
-//! carries the Reply as `first + (pairs - 1) * step`, from which the
-//! COMPOUNDs just below and just above each threshold are chosen.
+//! Reply sizes are measured, not guessed ([`sizing`]): COMPOUNDs of one
+//! and two PUTROOTFH + GETATTR pairs, one with a further PUTROOTFH and one
+//! with a tag give the Send of any COMPOUND of that kind, so that each
+//! threshold is judged with a Reply exactly at it and one XDR unit (4
+//! octets) above; past the COMPOUNDs' reach, a READ of `--file`.
 //!
 //! The checks of the Accept and of which requests are accepted are in
 //! [`accept`], the threshold checks in [`threshold`], the Remote
@@ -24,12 +26,14 @@
 mod accept;
 mod remote_invalidation;
 pub(crate) mod report;
+mod sizing;
 mod threshold;
 
 pub(crate) use report::{Check, Verdict};
 
 use crate::args::{positive_seconds, seconds};
 use crate::error::{Exit, Failure};
+use crate::nfs4::nfs_path;
 use crate::output::emit;
 use crate::report::hex;
 use crate::transport::rdma::NFS_RDMA_PORT;
@@ -67,8 +71,11 @@ const DEFAULT_INLINE: u32 = 1024;
     "  FAIL  §5          request.none.above: ... no inline Reply above 1024 octets ...\n",
     "  ...\n\n",
     "It only connects, sends a NULL call and read-only NFSv4.0 COMPOUNDs\n",
-    "(PUTROOTFH + GETATTR) of at most 1 KB, and disconnects: safe against a\n",
-    "production server (but --include-overread-probes). Verdicts: pass, FAIL, n/a (not applicable here),\n",
+    "(PUTROOTFH + GETATTR) of at most 1 KB (and READs of --file), and\n",
+    "disconnects: safe against a production server (but\n",
+    "--include-overread-probes). Each threshold is judged with a Reply exactly\n",
+    "at it and one 4 octets above; without --file, thresholds above about\n",
+    "4 KB cannot be reached (could not tell). Verdicts: pass, FAIL, n/a (not applicable here),\n",
     "? (could not tell: the tool could not observe it, e.g. no NFSv4.0).\n\n",
     "The first line of the report is the outcome: conformant, NOT CONFORMANT\n",
     "(a requirement failed, or the server rejected a conforming request),\n",
@@ -105,12 +112,34 @@ pub(crate) struct ConformArgs {
     /// production server that may lack it.
     #[arg(long)]
     pub include_overread_probes: bool,
+    /// A file below the server's NFSv4 root (NAME or DIR/NAME, at least
+    /// 68 KB) that this host may read: Replies the COMPOUNDs cannot reach
+    /// (above about 4 KB) are sized with a read-only READ of it. The host
+    /// must be in the export.
+    #[arg(long, value_name = "PATH", value_parser = file_arg)]
+    pub file: Option<String>,
     /// The report's form on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Print JSON instead of text (the same as --format json).
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
+}
+
+/// clap value parser for `--file PATH`.
+fn file_arg(s: &str) -> Result<String, String> {
+    nfs_path(s).map(|_| s.to_string())
+}
+
+/// What a run does beside the checks every run makes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Options<'a> {
+    /// Only the Accept and which requests are accepted (no RPC).
+    pub accept_only: bool,
+    /// Send the short request over iWARP (`--include-overread-probes`).
+    pub overread_probes: bool,
+    /// The file to READ (`--file`).
+    pub file: Option<&'a str>,
 }
 
 /// An RPC-over-RDMA private data message as this tool builds it.
@@ -177,8 +206,7 @@ pub(crate) type Findings = (&'static str, String, Vec<Check>);
 pub(crate) fn conform(
     addr: SocketAddr,
     budget: Budget,
-    accept_only: bool,
-    overread_probes: bool,
+    opts: Options<'_>,
 ) -> Result<Findings, NoRun> {
     let mut c = Checks { list: Vec::new() };
     // The reference connection: this side can receive 256 KB, so the
@@ -188,27 +216,28 @@ pub(crate) fn conform(
         .map_err(|r| first_refusal(addr, r, budget))?;
     let iwarp = s.is_iwarp();
     // Only iWARP delivers private data of the length sent.
-    let short = iwarp && overread_probes;
+    let short = iwarp && opts.overread_probes;
     let accept = s.accept.clone();
     check_accept(&mut c, &reference, &accept, iwarp);
     let transport = if iwarp { "iWARP" } else { "InfiniBand/RoCE" };
     let accept_hex = hex(&accept[..accept.len().min(8)]);
-    if accept_only {
+    if opts.accept_only {
         s.close();
         accepted_checks(&mut c, addr, budget, short);
         short_request_not_sent(&mut c, iwarp, short);
         return Ok((transport, accept_hex, c.list));
     }
-    let server = ServerLimits::of(&accept);
-    let cal = calibration_check(&mut c, &mut s, &reference);
+    let file = opts.file.map(|f| (f, nfs_path(f).unwrap_or_default()));
+    let sizes = calibration_check(&mut c, &mut s, &reference, file);
     s.close();
     let mut run = Run {
         checks: c,
         addr,
         budget,
-        cal,
+        sizes,
+        reference: ServerLimits::of(&accept),
     };
-    every_threshold_check(&mut run, &reference, server, short);
+    every_threshold_check(&mut run, &reference, short);
     let mut c = run.checks;
     short_request_not_sent(&mut c, iwarp, short);
     remote_invalidation_checks(&mut c, addr, budget);
@@ -299,7 +328,15 @@ pub(crate) fn conform_cmd(args: &ConformArgs, out: &mut dyn Write) -> Result<Exi
     let (target, found) = match crate::args::resolve(&args.target, NFS_RDMA_PORT) {
         Ok(addr) => (
             addr.to_string(),
-            conform(addr, budget, args.accept_only, args.include_overread_probes),
+            conform(
+                addr,
+                budget,
+                Options {
+                    accept_only: args.accept_only,
+                    overread_probes: args.include_overread_probes,
+                    file: args.file.as_deref(),
+                },
+            ),
         ),
         Err(f) if f.exit == Exit::Usage => return Err(f),
         Err(f) => (

@@ -2,103 +2,67 @@
 
 //! `conform`'s threshold checks (RFC 8797 sections 3.1, 4.1 and 5): the
 //! Reply sizes measured, then for each kind of request whether the server
-//! sends inline the Replies up to the threshold it must use and none
-//! above.
+//! sends inline a Reply exactly at the threshold it must use and none an
+//! XDR unit above.
 
 use super::accept::{nonconforming_requests, ServerLimits};
+use super::sizing::{measure_compounds, measure_read, Probe, Sizes};
 use super::{message, shown, Checks, Verdict, DEFAULT_INLINE};
-use crate::nfs4::getattr_compound;
 use crate::oncrpc::{null_call, NFS_PROGRAM};
-use crate::transport::rpcrdma_session::{Answer, Budget, Refusal, Session, MAX_CALL};
+use crate::transport::rpcrdma_session::{Answer, Budget, Refusal, Session};
 use std::net::SocketAddr;
 
-/// The most PUTROOTFH + GETATTR pairs in one COMPOUND: Linux nfsd before
-/// 6.13 refuses COMPOUNDs of more than 50 operations.
-const MAX_PAIRS: u32 = 24;
-
-/// Reply sizes of the GETATTR COMPOUND, measured: the Send of `pairs`
-/// pairs is `first + (pairs - 1) * step` octets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Calibration {
-    /// The Send of one pair.
-    pub first: u32,
-    /// What each further pair adds.
-    pub step: u32,
-}
-
-impl Calibration {
-    /// Octets of the Send of `pairs` pairs.
-    pub fn size(&self, pairs: u32) -> u32 {
-        self.first + (pairs - 1) * self.step
-    }
-
-    /// The most pairs whose Reply fits `threshold`, and the fewest whose
-    /// Reply exceeds it; `None` where that needs no pair or more than
-    /// [`MAX_PAIRS`] (or more than a 1 KB call holds).
-    pub fn around(&self, threshold: u32) -> (Option<u32>, Option<u32>) {
-        let above = if threshold < self.first {
-            1
-        } else {
-            (threshold - self.first) / self.step + 2
-        };
-        let fits = |p: u32| p <= MAX_PAIRS && getattr_compound(p).len() + 40 <= MAX_CALL;
-        let below = above.checked_sub(1).filter(|&p| p >= 1 && fits(p));
-        (below, fits(above).then_some(above))
-    }
-}
-
-/// Measure the calibration on `s`.
-fn calibrate(s: &mut Session) -> Result<Calibration, String> {
-    let one = s.call(&getattr_compound(1), false);
-    let two = s.call(&getattr_compound(2), false);
-    match (&one, &two) {
-        (
-            Answer::Inline {
-                len: a,
-                status: Some(0),
-                ..
-            },
-            Answer::Inline {
-                len: b,
-                status: Some(0),
-                ..
-            },
-        ) if b > a => Ok(Calibration {
-            first: *a as u32,
-            step: (*b - *a) as u32,
-        }),
-        _ => Err(format!(
-            "PUTROOTFH + GETATTR once: {}; twice: {}",
-            one.describe(),
-            two.describe()
-        )),
-    }
-}
-
-/// Measure the calibration on `s` (connected with `reference`) and say so
-/// as a check; the calibration if it was measured.
+/// Measure the Reply sizes on `s` (connected with `reference`): the
+/// COMPOUNDs', and the READ's of `file` if one is named; said as a check.
+/// The sizes if anything was measured.
 pub(super) fn calibration_check(
     c: &mut Checks,
     s: &mut Session,
     reference: &[u8],
-) -> Option<Calibration> {
-    let cal = calibrate(s);
+    file: Option<(&str, Vec<String>)>,
+) -> Option<Sizes> {
+    let compound = measure_compounds(s);
+    let named = file.as_ref().map(|(f, _)| f.to_string());
+    let read = file.map(|(f, path)| measure_read(s, f, path));
+    let mut got = match &compound {
+        Ok(k) => format!(
+            "COMPOUND: a Send of {} octets, {} more per pair, {} per further PUTROOTFH, {} per 4 octets of tag",
+            k.first, k.step, k.putrootfh, k.tag_unit
+        ),
+        Err(e) => format!("COMPOUND: {e}"),
+    };
+    match &read {
+        Some(Ok(r)) => got.push_str(&format!(
+            "; READ of {}: a Send of {} octets plus the octets read",
+            r.file, r.empty
+        )),
+        Some(Err(e)) => got.push_str(&format!("; {e}")),
+        None => {}
+    }
+    let measured = compound.is_ok() && read.as_ref().is_none_or(Result::is_ok);
     c.add(
         "calibration",
         "-",
-        "Reply sizes measured: PUTROOTFH + GETATTR once and twice, inline",
-        format!("{}; COMPOUNDs of 1 and 2 pairs", shown(Some(reference))),
-        match &cal {
-            Ok(k) => format!("a Send of {} octets plus {} per pair", k.first, k.step),
-            Err(e) => e.clone(),
-        },
-        if cal.is_ok() {
+        "Reply sizes measured: COMPOUNDs of PUTROOTFH + GETATTR (with more PUTROOTFH, with a tag) and a READ of --file, inline",
+        format!(
+            "{}; COMPOUNDs of 1 and 2 pairs, 1 pair and 1 PUTROOTFH, 1 pair and a 4-octet tag{}",
+            shown(Some(reference)),
+            named
+                .map(|f| format!("; READs of 0 and 4 octets of {f}"))
+                .unwrap_or_default()
+        ),
+        got,
+        if measured {
             Verdict::Pass
         } else {
             Verdict::CouldNotTell
         },
     );
-    cal.ok()
+    let sizes = Sizes {
+        compound: compound.ok(),
+        read: read.and_then(Result::ok),
+    };
+    (sizes.compound.is_some() || sizes.read.is_some()).then_some(sizes)
 }
 
 /// A run against one server.
@@ -110,18 +74,23 @@ pub(super) struct Run {
     /// Time allowed per connection and call, and for the whole run.
     pub budget: Budget,
     /// The Reply sizes, if measured.
-    pub cal: Option<Calibration>,
+    pub sizes: Option<Sizes>,
+    /// The first connection's Accept (for a connection refused, which has
+    /// none of its own).
+    pub reference: ServerLimits,
 }
 
-/// The server's Reply to a COMPOUND of `pairs` pairs against a threshold
-/// of `threshold` octets: within it must come inline, above it must not.
+/// The server's answer to a call whose Reply's Send is `predicted` octets,
+/// against a threshold of `threshold` octets: within it must come inline,
+/// above it must not.
 fn judge_reply(answer: &Answer, predicted: u32, threshold: u32) -> Verdict {
     let within = predicted <= threshold;
     match answer {
         Answer::Inline { len, .. } if *len as u32 > threshold => Verdict::Fail,
-        Answer::Inline { .. } if within => Verdict::Pass,
-        // Smaller than predicted yet inline: the calibration no longer
-        // holds (e.g. an error status); nothing to conclude.
+        Answer::Inline { len, .. } if within && *len as u32 == predicted => Verdict::Pass,
+        // Inline, but not of the size predicted: the sizes measured no
+        // longer hold (e.g. an error status, a shorter file); nothing to
+        // conclude.
         Answer::Inline { .. } => Verdict::CouldNotTell,
         Answer::ErrChunk { .. } if within => Verdict::Fail,
         Answer::ErrChunk { .. } => Verdict::Pass,
@@ -130,35 +99,61 @@ fn judge_reply(answer: &Answer, predicted: u32, threshold: u32) -> Verdict {
     }
 }
 
+/// The requirement of the `below` or `above` check of a threshold.
+fn requirement(what: &str, name: &str, threshold: u32) -> String {
+    if name == "below" {
+        format!("{what}: a Reply of up to {threshold} octets comes inline")
+    } else {
+        format!(
+            "{what}: no inline Reply above {threshold} octets (ERR_CHUNK without a Reply chunk)"
+        )
+    }
+}
+
 /// The `below` and `above` checks of `id`, "could not tell" because of
 /// `why` (so that a run always has the same checks).
 fn unjudged_thresholds(
     c: &mut Checks,
-    id: &str,
-    section: &'static str,
-    what: &str,
+    case: &ThresholdCase<'_>,
     sent: &str,
     threshold: u32,
     why: &str,
 ) {
-    for (name, rule) in [
-        (
-            "below",
-            format!("a Reply of up to {threshold} octets comes inline"),
-        ),
-        (
-            "above",
-            format!("no inline Reply above {threshold} octets (ERR_CHUNK without a Reply chunk)"),
-        ),
-    ] {
+    for name in ["below", "above"] {
         c.add(
-            format!("{id}.{name}"),
-            section,
-            format!("{what}: {rule}"),
+            format!("{}.{name}", case.id),
+            case.section,
+            requirement(case.what, name, threshold),
             sent,
             why,
             Verdict::CouldNotTell,
         );
+    }
+}
+
+/// Which threshold the server must hold a connection to, from what the
+/// connection sent and the server's own Accept on it (RFC 8797 section
+/// 3.1: the smaller of the responder's send size and the requester's
+/// receive size; section 5: 1 KB for a requester without a conforming
+/// message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limit {
+    /// The server's own send size (the requester receives more).
+    OwnSend,
+    /// The requester receives this many octets.
+    Receives(u32),
+    /// No conforming message was sent: the RFC's default.
+    Default,
+}
+
+impl Limit {
+    /// The threshold, for a server whose Accept says `server`.
+    fn of(self, server: ServerLimits) -> u32 {
+        match self {
+            Limit::OwnSend => server.send,
+            Limit::Receives(recv) => recv.min(server.send),
+            Limit::Default => DEFAULT_INLINE,
+        }
     }
 }
 
@@ -175,16 +170,16 @@ struct ThresholdCase<'a> {
     /// Its private data (`None`: none).
     pdata: Option<&'a [u8]>,
     /// The largest inline Reply the server may send it.
-    threshold: u32,
+    limit: Limit,
     /// A known deviation this case's `above` failure matches when the
-    /// inline Reply is within the size given: its text.
-    deviation: Option<(u32, &'static str)>,
+    /// inline Reply is within the server's own send size: its text.
+    deviation: Option<&'static str>,
 }
 
 /// One connection with the case's private data, its threshold judged with
-/// the COMPOUNDs just below and just above it; if a check could not tell,
-/// the whole of it once more on a new connection (as [`twice_if_unseen`]
-/// does for a single check).
+/// a Reply exactly at it and one 4 octets above; if a check could not
+/// tell, the whole of it once more on a new connection (as
+/// [`super::twice_if_unseen`] does for a single check).
 fn threshold_checks(run: &mut Run, case: ThresholdCase<'_>) {
     let before = run.checks.list.len();
     threshold_checks_once(run, case);
@@ -202,76 +197,63 @@ fn threshold_checks(run: &mut Run, case: ThresholdCase<'_>) {
 
 /// [`threshold_checks`], once.
 fn threshold_checks_once(run: &mut Run, case: ThresholdCase<'_>) {
-    let ThresholdCase {
-        id,
-        section,
-        what,
-        pdata,
-        threshold,
-        ..
-    } = case;
-    let (addr, budget, cal) = (run.addr, run.budget, run.cal);
+    let (addr, budget) = (run.addr, run.budget);
     let c = &mut run.checks;
-    let sent = shown(pdata);
-    let mut s = match Session::open(addr, pdata, budget) {
+    let sent = shown(case.pdata);
+    let mut s = match Session::open(addr, case.pdata, budget) {
         Ok(s) => s,
         Err(r) => {
-            refused_case(c, case, &sent, r);
+            refused_case(c, &case, &sent, case.limit.of(run.reference), r);
             return;
         }
     };
-    accepted_case(c, case, &sent, &mut s);
-    let Some(cal) = cal else {
-        unjudged_thresholds(
+    accepted_case(c, &case, &sent, &mut s);
+    // This connection's own Accept decides its threshold.
+    let server = ServerLimits::of(&s.accept);
+    let threshold = case.limit.of(server);
+    match &run.sizes {
+        Some(sizes) => edge_checks(c, &mut s, &case, &sent, sizes, server, threshold),
+        None => unjudged_thresholds(
             c,
-            id,
-            section,
-            what,
+            &case,
             &sent,
             threshold,
-            "no calibration (see calibration)",
-        );
-        s.close();
-        return;
-    };
-    edge_checks(c, &mut s, case, &sent, cal);
+            "no Reply sizes (see calibration)",
+        ),
+    }
     s.close();
 }
 
 /// The case's connection (private data `sent`, in words) was refused `r`:
-/// its acceptance judged, its thresholds unjudged.
-fn refused_case(c: &mut Checks, case: ThresholdCase<'_>, sent: &str, r: Refusal) {
-    let ThresholdCase {
-        id,
-        section,
-        what,
-        threshold,
-        ..
-    } = case;
+/// its acceptance judged, its thresholds (`threshold` by the first
+/// connection's Accept) unjudged.
+fn refused_case(c: &mut Checks, case: &ThresholdCase<'_>, sent: &str, threshold: u32, r: Refusal) {
     let (got, verdict) = match r {
         Refusal::Rejected(reason, _) => (format!("rejected (reason {reason})"), Verdict::Fail),
         Refusal::Local(e) | Refusal::Error(e) => (e, Verdict::CouldNotTell),
     };
     c.add(
-        format!("{id}.accepted"),
+        format!("{}.accepted", case.id),
         "§5",
-        format!("{what}: the server accepts the connection"),
+        format!("{}: the server accepts the connection", case.what),
         sent,
         got,
         verdict,
     );
-    unjudged_thresholds(c, id, section, what, sent, threshold, "no connection");
+    unjudged_thresholds(c, case, sent, threshold, "no connection");
 }
 
 /// The case's connection `s` (private data `sent`, in words) was
 /// accepted: that, and a NULL call on it, judged.
-fn accepted_case(c: &mut Checks, case: ThresholdCase<'_>, sent: &str, s: &mut Session) {
-    let ThresholdCase { id, what, .. } = case;
+fn accepted_case(c: &mut Checks, case: &ThresholdCase<'_>, sent: &str, s: &mut Session) {
     let null = s.call(&null_call(0, NFS_PROGRAM, 4), false);
     c.add(
-        format!("{id}.accepted"),
+        format!("{}.accepted", case.id),
         "§5",
-        format!("{what}: the server accepts the connection and answers a NULL call"),
+        format!(
+            "{}: the server accepts the connection and answers a NULL call",
+            case.what
+        ),
         sent,
         format!(
             "accepted with {}; NULL: {}",
@@ -287,67 +269,54 @@ fn accepted_case(c: &mut Checks, case: ThresholdCase<'_>, sent: &str, s: &mut Se
     );
 }
 
-/// The case's threshold judged on `s` (private data `sent`, in words)
-/// with the COMPOUNDs that `cal` says are just below and just above it.
+/// The case's `threshold` judged on `s` (private data `sent`, in words;
+/// the server's Accept on it `server`) with a Reply whose Send is exactly
+/// the threshold (in whole XDR units) and one 4 octets larger.
 fn edge_checks(
     c: &mut Checks,
     s: &mut Session,
-    case: ThresholdCase<'_>,
+    case: &ThresholdCase<'_>,
     sent: &str,
-    cal: Calibration,
+    sizes: &Sizes,
+    server: ServerLimits,
+    threshold: u32,
 ) {
-    let ThresholdCase {
-        id,
-        section,
-        what,
-        threshold,
-        ..
-    } = case;
-    let (below, above) = cal.around(threshold);
-    for (name, pairs, rule) in [
-        ("below", below, "comes inline"),
-        ("above", above, "does not come inline"),
-    ] {
-        let requirement = format!(
-            "{what}: a Reply of up to {threshold} octets {rule}",
-            what = what
-        );
-        let requirement = if name == "above" {
-            format!("{what}: no inline Reply above {threshold} octets (ERR_CHUNK without a Reply chunk)")
-        } else {
-            requirement
-        };
-        let Some(p) = pairs else {
+    let at = threshold / 4 * 4;
+    for (name, target) in [("below", at), ("above", at + 4)] {
+        let id = format!("{}.{name}", case.id);
+        let rule = requirement(case.what, name, threshold);
+        let Some(probe) = sizes.probe(target) else {
             c.add(
-                format!("{id}.{name}"),
-                section,
-                requirement,
+                id,
+                case.section,
+                rule,
                 sent,
-                format!(
-                    "no COMPOUND of at most {MAX_PAIRS} PUTROOTFH + GETATTR pairs and 1 KB has a Reply {} {threshold} octets",
-                    if name == "above" { "above" } else { "within" }
-                ),
+                sizes.unreachable(target),
                 Verdict::CouldNotTell,
             );
             continue;
         };
-        let a = s.call(&getattr_compound(p), false);
-        let verdict = judge_reply(&a, cal.size(p), threshold);
+        let a = s.call(&sizes.call(&probe), false);
+        let verdict = judge_reply(&a, target, threshold);
+        let how = match probe {
+            Probe::Compound { .. } => "",
+            Probe::Read { .. } => " (no COMPOUND reaches it)",
+        };
         c.add(
-            format!("{id}.{name}"),
-            section,
-            requirement,
+            id,
+            case.section,
+            rule,
             format!(
-                "{sent}; COMPOUND of {p} PUTROOTFH + GETATTR, Reply {} octets, no Reply chunk",
-                cal.size(p)
+                "{sent}; {}, a Reply of {target} octets{how}, no Reply chunk",
+                sizes.describe(&probe)
             ),
             a.describe(),
             verdict,
         );
-        if let (Verdict::Fail, Answer::Inline { len, .. }, Some((within, why))) =
+        if let (Verdict::Fail, Answer::Inline { len, .. }, Some(why)) =
             (verdict, &a, case.deviation)
         {
-            if name == "above" && *len as u32 <= within {
+            if name == "above" && *len as u32 <= server.send {
                 if let Some(k) = c.list.last_mut() {
                     k.known_deviation = Some(why);
                 }
@@ -364,30 +333,26 @@ const LINUX_HOLDS_TO_OWN_SEND: &str = "Linux's svcrdma (with or without rpcrdma_
      removes it";
 
 /// Every threshold check of a run, in order: the server's own send size
-/// (connected with `reference`), the requester's receive size at each
-/// size code edge, a request with reserved flags, and each request the
-/// RFC default covers (`short`: the short one too, see
-/// [`nonconforming_requests`]).
-pub(super) fn every_threshold_check(
-    run: &mut Run,
-    reference: &[u8],
-    server: ServerLimits,
-    short: bool,
-) {
+/// (connected with `reference`), the requester's receive size at 1, 4, 16
+/// and 64 KB, a request with reserved flags, and each request the RFC
+/// default covers (`short`: the short one too, see
+/// [`nonconforming_requests`]). Each connection is held to the threshold
+/// its own Accept gives.
+pub(super) fn every_threshold_check(run: &mut Run, reference: &[u8], short: bool) {
     // The server never sends more inline than its own send size.
     threshold_checks(
         run,
         ThresholdCase {
             id: "threshold.own-send",
             section: "§3.1",
-            what: &format!("requester receives 256 KB, server sends {}", server.send),
+            what: "requester receives 256 KB",
             pdata: Some(reference),
-            threshold: server.send,
+            limit: Limit::OwnSend,
             deviation: None,
         },
     );
-    // The requester's receive size, at every size code edge.
-    for (code, name) in [(0u8, "1k"), (3, "4k"), (63, "64k")] {
+    // The requester's receive size.
+    for (code, name) in [(0u8, "1k"), (3, "4k"), (15, "16k"), (63, "64k")] {
         let p = message(1, 0, code, code);
         let recv = (u32::from(code) + 1) * 1024;
         threshold_checks(
@@ -397,7 +362,7 @@ pub(super) fn every_threshold_check(
                 section: "§3.1",
                 what: &format!("requester receives {recv}"),
                 pdata: Some(&p),
-                threshold: recv.min(server.send),
+                limit: Limit::Receives(recv),
                 deviation: None,
             },
         );
@@ -411,7 +376,7 @@ pub(super) fn every_threshold_check(
             section: "§4.1",
             what: "a version 1 request with reserved flags set, receiving 4096",
             pdata: Some(&reserved),
-            threshold: 4096u32.min(server.send),
+            limit: Limit::Receives(4096),
             deviation: None,
         },
     );
@@ -424,8 +389,8 @@ pub(super) fn every_threshold_check(
                 section: "§5",
                 what: &format!("{what} (the server must assume 1 KB)"),
                 pdata: pdata.as_deref(),
-                threshold: DEFAULT_INLINE,
-                deviation: Some((server.send, LINUX_HOLDS_TO_OWN_SEND)),
+                limit: Limit::Default,
+                deviation: Some(LINUX_HOLDS_TO_OWN_SEND),
             },
         );
     }
@@ -434,21 +399,6 @@ pub(super) fn every_threshold_check(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn calibration_brackets_each_threshold() {
-        let k = Calibration {
-            first: 300,
-            step: 250,
-        };
-        assert_eq!(k.size(1), 300);
-        // 1024: 3 pairs = 800 fit, 4 pairs = 1050 do not.
-        assert_eq!(k.around(1024), (Some(3), Some(4)));
-        // Below the first reply: nothing fits, one pair is above.
-        assert_eq!(k.around(200), (None, Some(1)));
-        // Beyond the pairs a COMPOUND may hold: nothing above.
-        assert_eq!(k.around(100_000).1, None);
-    }
 
     #[test]
     fn replies_judged_against_the_threshold() {
@@ -461,18 +411,39 @@ mod tests {
             len: 36,
             invalidated: None,
         };
-        assert_eq!(judge_reply(&inline(1000), 1000, 1024), Verdict::Pass);
-        assert_eq!(judge_reply(&inline(1100), 1100, 1024), Verdict::Fail);
-        assert_eq!(judge_reply(&chunk, 1100, 1024), Verdict::Pass);
-        assert_eq!(judge_reply(&chunk, 1000, 1024), Verdict::Fail);
-        assert_eq!(judge_reply(&inline(200), 1100, 1024), Verdict::CouldNotTell);
+        // Exactly at the threshold, and one XDR unit above.
+        assert_eq!(judge_reply(&inline(1024), 1024, 1024), Verdict::Pass);
+        assert_eq!(judge_reply(&chunk, 1024, 1024), Verdict::Fail);
+        assert_eq!(judge_reply(&inline(1028), 1028, 1024), Verdict::Fail);
+        assert_eq!(judge_reply(&chunk, 1028, 1024), Verdict::Pass);
+        // Inline but not the size predicted: the sizes no longer hold.
         assert_eq!(
-            judge_reply(&Answer::Other("x".into()), 1100, 1024),
+            judge_reply(&inline(1000), 1024, 1024),
+            Verdict::CouldNotTell
+        );
+        assert_eq!(judge_reply(&inline(200), 1028, 1024), Verdict::CouldNotTell);
+        assert_eq!(
+            judge_reply(&Answer::Other("x".into()), 1028, 1024),
             Verdict::CouldNotTell
         );
         assert_eq!(
-            judge_reply(&Answer::Other("x".into()), 1000, 1024),
+            judge_reply(&Answer::Other("x".into()), 1024, 1024),
             Verdict::CouldNotTell
         );
+    }
+
+    #[test]
+    fn each_connection_held_to_its_own_accept() {
+        let server = |send| ServerLimits {
+            message: true,
+            send,
+            recv: 1024,
+            remote_invalidation: false,
+        };
+        assert_eq!(Limit::OwnSend.of(server(4096)), 4096);
+        assert_eq!(Limit::Receives(65536).of(server(4096)), 4096);
+        assert_eq!(Limit::Receives(16384).of(server(65536)), 16384);
+        assert_eq!(Limit::Receives(1024).of(server(65536)), 1024);
+        assert_eq!(Limit::Default.of(server(65536)), DEFAULT_INLINE);
     }
 }

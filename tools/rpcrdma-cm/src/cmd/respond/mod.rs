@@ -69,16 +69,17 @@ pub(crate) struct RespondArgs {
     #[arg(long)]
     pub reject_nonconforming: bool,
     /// Answer RPC on each connection, as a minimal RPC-over-RDMA responder
-    /// that follows RFC 8797 (NULL and COMPOUNDs of PUTROOTFH + GETATTR,
-    /// the calls `conform` makes; inline up to its send threshold,
+    /// that follows RFC 8797 (NULL and COMPOUNDs of PUTROOTFH, GETATTR,
+    /// LOOKUP and READ, the calls `conform` makes; inline up to its send threshold,
     /// ERR_CHUNK above), until the requester disconnects (or --hold).
     #[arg(long)]
     pub answer_rpc: bool,
     /// With --answer-rpc, break one rule on purpose:
     /// refuse-above=OCTETS (ERR_CHUNK above OCTETS though the threshold
-    /// allows more), ignore-recv-size (hold Replies to its own send size
-    /// only), invalidate (Send With Invalidate whatever the R bits) or
-    /// refuse-null (ERR_CHUNK for the NULL procedure's Reply).
+    /// allows more), threshold-off=[+|-]OCTETS (the threshold moved by
+    /// that many octets), ignore-recv-size (hold Replies to its own send
+    /// size only), invalidate (Send With Invalidate whatever the R bits)
+    /// or refuse-null (ERR_CHUNK for the NULL procedure's Reply).
     #[arg(long, requires = "answer_rpc", value_parser = rpc::fault)]
     pub fault: Option<rpc::Fault>,
     /// Stop after this many connect requests (default: until killed).

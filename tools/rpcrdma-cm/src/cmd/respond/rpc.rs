@@ -4,9 +4,10 @@
 //! that follows RFC 8797, or breaks one rule of it on purpose
 //! (`--fault`), so that `conform` can be shown catching each break.
 //!
-//! It answers ONC RPC NULL (any program) and NFSv4 COMPOUNDs of PUTROOTFH
-//! and GETATTR (the calls `conform` makes; GETATTR returns fixed,
-//! made-up attribute octets), inline when the Reply fits its send
+//! It answers ONC RPC NULL (any program) and NFSv4 COMPOUNDs of PUTROOTFH,
+//! GETATTR, LOOKUP and READ (the calls `conform` makes; GETATTR returns
+//! fixed, made-up attribute octets, LOOKUP finds any name, READ returns
+//! zeros; the tag is echoed, as RFC 7530 says), inline when the Reply fits its send
 //! threshold and with `RDMA_ERROR`/`ERR_CHUNK` otherwise: it writes no
 //! Reply chunk. Its send threshold is min(its own send size, the
 //! requester's receive size), 1 KB for a requester without a conforming
@@ -35,6 +36,8 @@ const LAST_V40_OP: u32 = 39;
 const MAX_OPS: u32 = 1024;
 /// The most bitmap words of a GETATTR answered.
 const MAX_BITMAP_WORDS: u32 = 64;
+/// The most octets a READ returns (a server may return fewer than asked).
+const MAX_READ: u32 = 192 * 1024;
 
 /// A rule the responder breaks on purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +55,10 @@ pub(crate) enum Fault {
     /// however small (breaks "accepts the connection and answers a NULL
     /// call"; a call offering chunks is answered as usual).
     RefuseNull,
+    /// The send threshold moved by this many octets (negative: smaller),
+    /// as a server whose limit is off by that much (e.g. +28: one that
+    /// forgets the transport header).
+    ThresholdOff(i64),
 }
 
 /// clap value parser for `--fault`.
@@ -60,15 +67,25 @@ pub(crate) fn fault(s: &str) -> Result<Fault, String> {
         "ignore-recv-size" => Ok(Fault::IgnoreRecvSize),
         "invalidate" => Ok(Fault::Invalidate),
         "refuse-null" => Ok(Fault::RefuseNull),
-        _ => match s.strip_prefix("refuse-above=") {
-            Some(n) => n
-                .parse()
-                .map(Fault::RefuseAbove)
-                .map_err(|_| format!("'{n}' is not an octet count")),
-            None => Err(format!(
-                "'{s}': refuse-above=OCTETS, ignore-recv-size, invalidate or refuse-null"
-            )),
-        },
+        _ => {
+            if let Some(n) = s.strip_prefix("refuse-above=") {
+                return n
+                    .parse()
+                    .map(Fault::RefuseAbove)
+                    .map_err(|_| format!("'{n}' is not an octet count"));
+            }
+            if let Some(n) = s.strip_prefix("threshold-off=") {
+                return n
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|n| n.unsigned_abs() <= 1 << 20)
+                    .map(Fault::ThresholdOff)
+                    .ok_or_else(|| format!("'{n}' is not a signed octet count of at most 1 MiB"));
+            }
+            Err(format!(
+                "'{s}': refuse-above=OCTETS, threshold-off=[+|-]OCTETS, ignore-recv-size, invalidate or refuse-null"
+            ))
+        }
     }
 }
 
@@ -100,9 +117,15 @@ impl<'a> Xdr<'a> {
 
     /// Skip an XDR opaque.
     fn skip_opaque(&mut self) -> Option<()> {
+        self.opaque().map(|_| ())
+    }
+
+    /// The next XDR opaque's octets.
+    fn opaque(&mut self) -> Option<&'a [u8]> {
         let len = self.word()? as usize;
+        let start = self.at;
         self.at = self.at.checked_add(len.div_ceil(4).checked_mul(4)?)?;
-        (self.at <= self.buf.len()).then_some(())
+        (self.at <= self.buf.len()).then(|| &self.buf[start..start + len])
     }
 }
 
@@ -182,7 +205,7 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
     if program != NFS_PROGRAM || version != 4 || procedure != 1 {
         return None;
     }
-    x.skip_opaque()?; // tag
+    let tag = x.opaque()?;
     let _minor = x.word()?;
     let ops = x.word()?;
     let mut results = Vec::new();
@@ -197,6 +220,20 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
         match op {
             // PUTROOTFH
             24 => words(&mut results, &[24, 0]),
+            // LOOKUP: any name is there.
+            15 => {
+                x.skip_opaque()?;
+                words(&mut results, &[15, 0]);
+            }
+            // READ: stateid, offset, count; zeros, not the end of the file.
+            25 => {
+                for _ in 0..6 {
+                    x.word()?;
+                }
+                let count = x.word()?.min(MAX_READ);
+                words(&mut results, &[25, 0, 0, count]);
+                results.resize(results.len() + (count as usize).div_ceil(4) * 4, 0);
+            }
             // GETATTR: the requested bitmap back, made-up values.
             9 => {
                 let n = x.word()?;
@@ -224,8 +261,11 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
             }
         }
     }
-    // COMPOUND4res: status, tag (empty), the results.
-    words(&mut out, &[status, 0, done]);
+    // COMPOUND4res: status, the tag, the results.
+    words(&mut out, &[status, tag.len() as u32]);
+    out.extend_from_slice(tag);
+    out.resize(out.len() + (4 - tag.len() % 4) % 4, 0);
+    words(&mut out, &[done]);
     out.extend_from_slice(&results);
     Some(out)
 }
@@ -268,6 +308,7 @@ pub(crate) fn serve(
     };
     let threshold = match fault {
         Some(Fault::IgnoreRecvSize) => own_send,
+        Some(Fault::ThresholdOff(n)) => (own_send.min(peer_recv) as i64 + n).max(0) as usize,
         _ => own_send.min(peer_recv),
     };
     loop {
@@ -330,6 +371,10 @@ mod tests {
         assert_eq!(fault("ignore-recv-size"), Ok(Fault::IgnoreRecvSize));
         assert_eq!(fault("invalidate"), Ok(Fault::Invalidate));
         assert_eq!(fault("refuse-null"), Ok(Fault::RefuseNull));
+        assert_eq!(fault("threshold-off=-1"), Ok(Fault::ThresholdOff(-1)));
+        assert_eq!(fault("threshold-off=+4"), Ok(Fault::ThresholdOff(4)));
+        assert!(fault("threshold-off=x").is_err());
+        assert!(fault("threshold-off=99999999").is_err());
         assert!(fault("refuse-above=x").is_err());
         assert!(fault("other").is_err());
     }
@@ -357,6 +402,29 @@ mod tests {
         c[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
         let r = rpc_reply(&c).unwrap();
         assert_eq!(&r[24..28], &NFS4ERR_RESOURCE.to_be_bytes());
+    }
+
+    #[test]
+    fn sized_calls_answered_to_the_octet() {
+        let r = |c: Vec<u8>| rpc_reply(&c).unwrap().len();
+        let base = r(crate::nfs4::sized_compound(1, 0, 0));
+        // The tag is echoed, padded; each PUTROOTFH is two words.
+        assert_eq!(r(crate::nfs4::sized_compound(1, 0, 4)), base + 4);
+        assert_eq!(r(crate::nfs4::sized_compound(1, 0, 5)), base + 8);
+        assert_eq!(r(crate::nfs4::sized_compound(1, 3, 0)), base + 24);
+        // A READ returns the octets asked for, up to MAX_READ.
+        let path = ["a".to_string(), "b".to_string()];
+        let empty = r(crate::nfs4::read_compound(&path, 0));
+        assert_eq!(r(crate::nfs4::read_compound(&path, 65436)), empty + 65436);
+        assert_eq!(
+            r(crate::nfs4::read_compound(&path, u32::MAX)),
+            empty + MAX_READ as usize
+        );
+        // Truncated READs and LOOKUPs get no panic.
+        let call = crate::nfs4::read_compound(&path, 8);
+        for n in 0..call.len() {
+            let _ = rpc_reply(&call[..n]);
+        }
     }
 
     #[test]

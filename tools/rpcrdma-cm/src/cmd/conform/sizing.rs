@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Reply sizes to the XDR unit: which call makes the server send a Reply
+//! of exactly a given number of octets (the Send that carries it,
+//! transport header included), measured on the server, not guessed.
+//!
+//! Every RPC-over-RDMA message is a whole number of 4-octet XDR units, so
+//! a Reply exactly at a threshold and one 4 octets above it are the two
+//! sides of the threshold: a server whose limit is off by one octet or
+//! more in either direction answers one of them wrongly.
+//!
+//! Two ways to reach a size: a read-only NFSv4.0 COMPOUND of PUTROOTFH +
+//! GETATTR pairs, more PUTROOTFH and a tag (echoed by the server), which
+//! needs nothing from the admin and reaches about 4 KB; and a READ of a
+//! file the admin names (`--file`), any size up to the file's length.
+
+use crate::nfs4::{read_compound, sized_compound, MAX_OPS, MAX_TAG};
+use crate::transport::rpcrdma_session::{Answer, Session, MAX_CALL};
+use std::time::{Duration, Instant};
+
+/// The Reply sizes of the COMPOUNDs, measured: the Send of `pairs` pairs,
+/// `extra` PUTROOTFH and a tag of `tag` octets is
+/// `first + (pairs - 1) * step + extra * putrootfh + tag / 4 * tag_unit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CompoundSizes {
+    /// The Send of one pair, no tag.
+    pub first: u32,
+    /// What each further pair adds.
+    pub step: u32,
+    /// What each further PUTROOTFH adds.
+    pub putrootfh: u32,
+    /// What four more octets of tag add.
+    pub tag_unit: u32,
+}
+
+/// The Reply sizes of a READ of the admin's file, measured: the Send of a
+/// READ of `count` octets is `empty + count` while the file holds them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ReadSizes {
+    /// The file, as given, and as the names to look up.
+    pub file: String,
+    /// See [`ReadSizes::file`].
+    pub path: Vec<String>,
+    /// The Send of a READ of 0 octets.
+    pub empty: u32,
+}
+
+/// What was measured on the server.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sizes {
+    /// The COMPOUNDs', if measured.
+    pub compound: Option<CompoundSizes>,
+    /// The READ's, if a file was named and measured.
+    pub read: Option<ReadSizes>,
+}
+
+/// A call chosen for its Reply's size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    /// A COMPOUND: pairs, further PUTROOTFH, tag octets.
+    Compound {
+        /// PUTROOTFH + GETATTR pairs.
+        pairs: u32,
+        /// Further PUTROOTFH.
+        extra: u32,
+        /// Octets of tag.
+        tag: u32,
+    },
+    /// A READ of the named file.
+    Read {
+        /// Octets read.
+        count: u32,
+    },
+}
+
+impl CompoundSizes {
+    /// The Send of this COMPOUND.
+    pub fn size(&self, pairs: u32, extra: u32, tag: u32) -> u32 {
+        self.first + (pairs - 1) * self.step + extra * self.putrootfh + tag / 4 * self.tag_unit
+    }
+
+    /// A COMPOUND whose Reply's Send is exactly `target` octets, within
+    /// the limits every server takes (at most [`MAX_OPS`] operations, a
+    /// tag of at most [`MAX_TAG`] octets, a call of at most 1 KB); the
+    /// fewest operations.
+    pub fn probe(&self, target: u32) -> Option<Probe> {
+        if target < self.first || self.step == 0 {
+            return None;
+        }
+        let most_pairs = ((target - self.first) / self.step + 1).min(MAX_OPS / 2);
+        for pairs in (1..=most_pairs).rev() {
+            let rest = target - self.size(pairs, 0, 0);
+            for extra in 0..=(MAX_OPS - 2 * pairs) {
+                let Some(left) = rest.checked_sub(extra * self.putrootfh) else {
+                    break;
+                };
+                let tag = match (left, self.tag_unit) {
+                    (0, _) => 0,
+                    (_, 0) => continue,
+                    (l, u) if l % u == 0 => l / u * 4,
+                    _ => continue,
+                };
+                let fits = tag <= MAX_TAG
+                    && sized_compound(pairs, extra, tag).len() + CALL_HEADER <= MAX_CALL;
+                if fits {
+                    return Some(Probe::Compound { pairs, extra, tag });
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Octets of the transport header in front of a call without chunks.
+const CALL_HEADER: usize = 28;
+
+impl Sizes {
+    /// A call whose Reply's Send is exactly `target` octets: a COMPOUND
+    /// where one reaches it, else a READ of the named file.
+    pub fn probe(&self, target: u32) -> Option<Probe> {
+        if let Some(p) = self.compound.as_ref().and_then(|k| k.probe(target)) {
+            return Some(p);
+        }
+        let r = self.read.as_ref()?;
+        target
+            .checked_sub(r.empty)
+            .filter(|count| count % 4 == 0)
+            .map(|count| Probe::Read { count })
+    }
+
+    /// The call `p` (its xid patched when sent).
+    pub fn call(&self, p: &Probe) -> Vec<u8> {
+        match (p, &self.read) {
+            (Probe::Compound { pairs, extra, tag }, _) => sized_compound(*pairs, *extra, *tag),
+            (Probe::Read { count }, Some(r)) => read_compound(&r.path, *count),
+            // A READ is chosen only with a measured file.
+            (Probe::Read { .. }, None) => Vec::new(),
+        }
+    }
+
+    /// `p` in words.
+    pub fn describe(&self, p: &Probe) -> String {
+        match (p, &self.read) {
+            (Probe::Compound { pairs, extra, tag }, _) => format!(
+                "COMPOUND of {pairs} PUTROOTFH + GETATTR, {extra} more PUTROOTFH, a tag of {tag} octets"
+            ),
+            (Probe::Read { count }, Some(r)) => format!("READ of {count} octets of {}", r.file),
+            (Probe::Read { count }, None) => format!("READ of {count} octets"),
+        }
+    }
+
+    /// Why no call reaches `target`, in words.
+    pub fn unreachable(&self, target: u32) -> String {
+        let compound = format!(
+            "no COMPOUND of at most {MAX_OPS} operations, a {MAX_TAG}-octet tag and 1 KB has a Reply of {target} octets"
+        );
+        match &self.read {
+            None => format!("{compound}; --file PATH names a file to READ instead"),
+            Some(r) => format!(
+                "{compound}, and a READ of {} has none (its empty READ's Send is {} octets)",
+                r.file, r.empty
+            ),
+        }
+    }
+}
+
+/// A successful inline Reply's Send length, or the answer in words.
+fn inline_ok(a: &Answer) -> Result<u32, String> {
+    match a {
+        Answer::Inline {
+            len,
+            status: Some(0),
+            ..
+        } => Ok(*len as u32),
+        _ => Err(a.describe()),
+    }
+}
+
+/// Measure the COMPOUNDs' sizes on `s`.
+pub(crate) fn measure_compounds(s: &mut Session) -> Result<CompoundSizes, String> {
+    let mut send =
+        |pairs, extra, tag| inline_ok(&s.call(&sized_compound(pairs, extra, tag), false));
+    let said = |what: &str, e: String| format!("{what}: {e}");
+    let first = send(1, 0, 0).map_err(|e| said("PUTROOTFH + GETATTR once", e))?;
+    let two = send(2, 0, 0).map_err(|e| said("PUTROOTFH + GETATTR twice", e))?;
+    let more = send(1, 1, 0).map_err(|e| said("one pair and one more PUTROOTFH", e))?;
+    let tagged = send(1, 0, 4).map_err(|e| said("one pair with a 4-octet tag", e))?;
+    let grew = |by: u32| by.checked_sub(first).filter(|&d| d > 0);
+    match (grew(two), grew(more), grew(tagged)) {
+        (Some(step), Some(putrootfh), Some(tag_unit)) => Ok(CompoundSizes {
+            first,
+            step,
+            putrootfh,
+            tag_unit,
+        }),
+        _ => Err(format!(
+            "Sends of {first}, {two} (two pairs), {more} (one more PUTROOTFH) and {tagged} (a tag) octets: not growing"
+        )),
+    }
+}
+
+/// NFS4ERR_GRACE and NFS4ERR_DELAY: a server that will READ, not yet.
+const NOT_YET: [u32; 2] = [10013, 10008];
+
+/// How long a READ waits out a grace period: Linux nfsd's is 90 s.
+const GRACE_WAIT: Duration = Duration::from_secs(120);
+
+/// Measure the READ sizes of `file` (`path`: its names) on `s`: the Send
+/// of a READ of 0 and of 4 octets must differ by 4. A server in its grace
+/// period (after a restart it refuses READs with the anonymous stateid)
+/// is waited for, at most [`GRACE_WAIT`].
+pub(crate) fn measure_read(
+    s: &mut Session,
+    file: &str,
+    path: Vec<String>,
+) -> Result<ReadSizes, String> {
+    let said = |what: &str, e: String| format!("READ of {what} octets of {file}: {e}");
+    let waited = Instant::now();
+    let mut answer = s.call(&read_compound(&path, 0), false);
+    let mut said_so = false;
+    while matches!(answer, Answer::Inline { status: Some(st), .. } if NOT_YET.contains(&st))
+        && waited.elapsed() < GRACE_WAIT
+    {
+        if !said_so {
+            eprintln!(
+                "rpcrdma-cm: conform: the server is in its grace period; waiting to READ {file}"
+            );
+            said_so = true;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        answer = s.call(&read_compound(&path, 0), false);
+    }
+    let empty = inline_ok(&answer).map_err(|e| said("0", e))?;
+    let four = inline_ok(&s.call(&read_compound(&path, 4), false)).map_err(|e| said("4", e))?;
+    if four != empty + 4 {
+        return Err(format!(
+            "READs of 0 and 4 octets of {file}: Sends of {empty} and {four} octets (a file of at least 4 octets is needed)"
+        ));
+    }
+    Ok(ReadSizes {
+        file: file.into(),
+        path,
+        empty,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Linux nfsd's sizes (7.3, the GETATTR of [`sized_compound`]).
+    const NFSD: CompoundSizes = CompoundSizes {
+        first: 280,
+        step: 208,
+        putrootfh: 8,
+        tag_unit: 4,
+    };
+
+    #[test]
+    fn every_xdr_unit_from_the_first_reply_to_4k() {
+        for target in (NFSD.first..=4100).step_by(4) {
+            let Some(Probe::Compound { pairs, extra, tag }) = NFSD.probe(target) else {
+                panic!("{target} unreachable");
+            };
+            assert_eq!(NFSD.size(pairs, extra, tag), target, "{target}");
+            assert!(2 * pairs + extra <= MAX_OPS && tag <= MAX_TAG, "{target}");
+            assert!(sized_compound(pairs, extra, tag).len() + CALL_HEADER <= MAX_CALL);
+        }
+    }
+
+    #[test]
+    fn what_no_compound_reaches() {
+        // Not a whole XDR unit, below the first Reply, past the operations.
+        assert_eq!(NFSD.probe(1026), None);
+        assert_eq!(NFSD.probe(100), None);
+        assert_eq!(NFSD.probe(65536), None);
+    }
+
+    #[test]
+    fn a_read_where_no_compound_reaches() {
+        let s = Sizes {
+            compound: Some(NFSD),
+            read: Some(ReadSizes {
+                file: "big".into(),
+                path: vec!["big".into()],
+                empty: 100,
+            }),
+        };
+        assert!(matches!(s.probe(1024), Some(Probe::Compound { .. })));
+        assert_eq!(s.probe(65536), Some(Probe::Read { count: 65436 }));
+        assert_eq!(s.probe(65538), None);
+        assert_eq!(
+            s.call(&Probe::Read { count: 8 }),
+            read_compound(&["big".into()], 8)
+        );
+        let no_file = Sizes {
+            compound: Some(NFSD),
+            read: None,
+        };
+        assert_eq!(no_file.probe(65536), None);
+        assert!(no_file.unreachable(65536).contains("--file"));
+    }
+}
