@@ -16,7 +16,7 @@ KDIR ?= $(shell RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/kernel/build-kernel.sh --pr
 KMAKE_ARGS := $(shell RPCRDMA_CM_KBASE=$(KBASE) && . $(SCRIPTS)/lib.sh && kernel_make_args)
 
 .PHONY: all help deps kernel module modules clean check test-host lint \
-	selftests two-guest check-debug check-lts run bench bench-table bisect-series upstream-series bench-nfs fuzz tools install-tools \
+	selftests two-guest check-debug check-lts run bench bench-table bisect-series upstream-series conform-table bench-nfs fuzz tools install-tools \
 	stock-kernel stock-conformance interop distro distro-install distro-uninstall distro-test distro-check distro-dkms
 
 all: module
@@ -49,6 +49,7 @@ help:
 	@echo '  make bench-table  connection table benchmark in a guest: connect+teardown at 10/1000/10000 live'
 	@echo '  make bisect-series  build and boot after every patch of both series, 7.3 and 6.12'
 	@echo '                   (stock NFS/RDMA each time)'
+	@echo '  make conform-table  Documentation/conformance-by-server.inc from the last make check'
 	@echo '  make upstream-series  both series as mail (your git identity; UPSTREAM_SERIES_ARGS=--preview to read;'
 	@echo '                   RPCRDMA_CM_RUST_REVIEWER="Name <addr>" adds a consenting Rust reviewer to MAINTAINERS)'
 	@echo '  make bench-nfs    NFS over RDMA per RPC, stock vs rpcrdma_cm, two guests: what larger thresholds'
@@ -171,6 +172,12 @@ bench-table:
 # The series as mail (scripts/kernel/upstream-series.sh): From and Signed-off-by
 # are your git identity (refused if a placeholder); UPSTREAM_SERIES_ARGS
 # may say --preview or a base. Output in build/upstream/.
+# The conformance-by-server table of Documentation/tools.rst, as the last
+# make check made it from its conform verdicts.
+conform-table:
+	@test -s build/check/conformance-by-server.inc || { echo "no build/check/conformance-by-server.inc: run make check" >&2; exit 1; }
+	cp build/check/conformance-by-server.inc Documentation/conformance-by-server.inc
+
 upstream-series:
 	RPCRDMA_CM_KBASE=7.3 $(SCRIPTS)/kernel/build-kernel.sh default
 	RPCRDMA_CM_KBASE=6.12 $(SCRIPTS)/kernel/build-kernel.sh default

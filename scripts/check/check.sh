@@ -376,7 +376,8 @@ fi
 if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
 	kbase_set "$CHECK_FULL_BASE"
 	note "stock conformance on the unpatched $CHECK_FULL_BASE kernel (one guest, about 2 minutes under TCG)"
-	run_step "stock conformance" "$logs/stock-conformance.log" progress_ktap scripts/guest/stock-conformance.sh
+	run_step "stock conformance" "$logs/stock-conformance.log" progress_ktap \
+		env STOCK_CONFORMANCE_KEEP="$logs/stock-conformance-guest.log" scripts/guest/stock-conformance.sh
 	tally_ktap stock-conformance "$logs/stock-conformance.log" $?
 else
 	count "stock conformance (no stock $CHECK_FULL_BASE kernel)" 1
@@ -411,6 +412,12 @@ fi
 note "upstream series preview (scripts/kernel/upstream-series.sh --preview, seconds)"
 scripts/kernel/upstream-series.sh --preview 7.3 6.12 >"$logs/upstream-series.log" 2>&1
 count "upstream-series --preview: both series cut, addressed and checked (build/check/upstream-series.log)" $?
+
+# The conformance-by-server table of Documentation/tools.rst, from this
+# run's conform_tool.sh verdicts ('make conform-table' copies it there).
+scripts/check/conform_table.py "$logs" --commit "$(git rev-parse --short HEAD 2>/dev/null)" \
+	>"$logs/conformance-by-server.inc" 2>"$logs/conform-table.log"
+count "the conformance-by-server table made from this run's conform verdicts (build/check/conformance-by-server.inc)" $?
 
 note "done in $(($(date +%s) - start)) s"
 for f in "${failures[@]}"; do

@@ -24,6 +24,8 @@
 #
 #   scripts/guest/stock-conformance.sh
 #   STOCK_CONFORMANCE_LOG=SAVED scripts/guest/stock-conformance.sh   (judge a saved run)
+#   STOCK_CONFORMANCE_KEEP=FILE: keep the guest's output there (make check:
+#   scripts/check/conform_table.py reads the stock kernel's conform verdicts)
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -41,6 +43,7 @@ if [ -n "${STOCK_CONFORMANCE_LOG:-}" ]; then
 else
 	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no "$RPCRDMA_CM_TOP/scripts/guest/selftests.sh" stock_transports.sh conform_tool.sh >"$log" 2>&1
 fi
+[ -z "${STOCK_CONFORMANCE_KEEP:-}" ] || cp "$log" "$STOCK_CONFORMANCE_KEEP"
 # The log without the console's carriage returns (read whole by grep -q
 # below: a grep -q at the end of a pipe under pipefail would fail the
 # pipe when it stops reading early).
