@@ -25,6 +25,10 @@ const RECEIVES: u32 = 4;
 /// server's receive threshold is ever exceeded.
 pub(crate) const MAX_CALL: usize = 1024;
 
+/// Octets of the transport header in front of a call without chunks
+/// (what `transport_header` writes for one).
+pub(crate) const CALL_HEADER: usize = 28;
+
 /// Octets offered as a Reply chunk for the Remote Invalidation checks.
 pub(crate) const REPLY_CHUNK: u32 = 4096;
 
@@ -395,6 +399,11 @@ mod tests {
     use super::*;
 
     use crate::nfs4::getattr_compound;
+
+    #[test]
+    fn call_header_length() {
+        assert_eq!(transport_header(1, None).len(), CALL_HEADER);
+    }
 
     #[test]
     fn compound_and_header_layout() {

@@ -33,11 +33,11 @@ pub(crate) use report::{Check, Verdict};
 
 use crate::args::{positive_seconds, seconds};
 use crate::error::{Exit, Failure};
-use crate::nfs4::nfs_path;
+use crate::nfs4::{nfs_path, read_compound};
 use crate::output::emit;
 use crate::report::hex;
 use crate::transport::rdma::NFS_RDMA_PORT;
-use crate::transport::rpcrdma_session::{self, Budget, Refusal, Session};
+use crate::transport::rpcrdma_session::{self, Budget, Refusal, Session, CALL_HEADER, MAX_CALL};
 use accept::{accepted_checks, check_accept, ServerLimits};
 use clap::Args;
 use remote_invalidation::remote_invalidation_checks;
@@ -112,12 +112,14 @@ pub(crate) struct ConformArgs {
     /// production server that may lack it.
     #[arg(long)]
     pub include_overread_probes: bool,
-    /// A file below the server's NFSv4 root (NAME or DIR/NAME, at least
-    /// 68 KB) that this host may read: Replies the COMPOUNDs cannot reach
-    /// (above about 4 KB) are sized with a read-only READ of it. The host
-    /// must be in the export.
+    /// A file below the server's NFSv4 root (NAME or DIR/NAME) that this
+    /// host may read, at least 4 KB longer than the largest threshold
+    /// checked (68 KB for 64 KB; up to 260 KB for a server that sends
+    /// 256 KB), that no client writes: Replies the COMPOUNDs cannot reach
+    /// (above about 4 KB) are sized with a READ of it (the anonymous
+    /// stateid). The host must be in the export.
     #[arg(long, value_name = "PATH", value_parser = file_arg)]
-    pub file: Option<String>,
+    pub file: Option<(String, Vec<String>)>,
     /// The report's form on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -126,9 +128,16 @@ pub(crate) struct ConformArgs {
     pub json: bool,
 }
 
-/// clap value parser for `--file PATH`.
-fn file_arg(s: &str) -> Result<String, String> {
-    nfs_path(s).map(|_| s.to_string())
+/// clap value parser for `--file PATH`: the path as given and as the
+/// names to look up, whose READ fits in a call of at most 1 KB.
+fn file_arg(s: &str) -> Result<(String, Vec<String>), String> {
+    let path = nfs_path(s)?;
+    if read_compound(&path, 0).len() + CALL_HEADER > MAX_CALL {
+        return Err(format!(
+            "'{s}': too long for a READ in a call of {MAX_CALL} octets"
+        ));
+    }
+    Ok((s.to_string(), path))
 }
 
 /// What a run does beside the checks every run makes.
@@ -138,8 +147,8 @@ pub(crate) struct Options<'a> {
     pub accept_only: bool,
     /// Send the short request over iWARP (`--include-overread-probes`).
     pub overread_probes: bool,
-    /// The file to READ (`--file`).
-    pub file: Option<&'a str>,
+    /// The file to READ (`--file`), as given and as names.
+    pub file: Option<&'a (String, Vec<String>)>,
 }
 
 /// An RPC-over-RDMA private data message as this tool builds it.
@@ -227,15 +236,16 @@ pub(crate) fn conform(
         short_request_not_sent(&mut c, iwarp, short);
         return Ok((transport, accept_hex, c.list));
     }
-    let file = opts.file.map(|f| (f, nfs_path(f).unwrap_or_default()));
-    let sizes = calibration_check(&mut c, &mut s, &reference, file);
+    let file = opts.file.map(|(f, path)| (f.as_str(), path.clone()));
+    let reference_server = ServerLimits::of(&accept);
+    let sizes = calibration_check(&mut c, &mut s, &reference, reference_server, file);
     s.close();
     let mut run = Run {
         checks: c,
         addr,
         budget,
         sizes,
-        reference: ServerLimits::of(&accept),
+        reference: reference_server,
     };
     every_threshold_check(&mut run, &reference, short);
     let mut c = run.checks;
@@ -334,7 +344,7 @@ pub(crate) fn conform_cmd(args: &ConformArgs, out: &mut dyn Write) -> Result<Exi
                 Options {
                     accept_only: args.accept_only,
                     overread_probes: args.include_overread_probes,
-                    file: args.file.as_deref(),
+                    file: args.file.as_ref(),
                 },
             ),
         ),

@@ -15,7 +15,7 @@
 //! file the admin names (`--file`), any size up to the file's length.
 
 use crate::nfs4::{read_compound, sized_compound, MAX_OPS, MAX_TAG};
-use crate::transport::rpcrdma_session::{Answer, Session, MAX_CALL};
+use crate::transport::rpcrdma_session::{Answer, Session, CALL_HEADER, MAX_CALL};
 use std::time::{Duration, Instant};
 
 /// The Reply sizes of the COMPOUNDs, measured: the Send of `pairs` pairs,
@@ -29,7 +29,8 @@ pub(crate) struct CompoundSizes {
     pub step: u32,
     /// What each further PUTROOTFH adds.
     pub putrootfh: u32,
-    /// What four more octets of tag add.
+    /// What four more octets of tag add (0: the server does not echo the
+    /// tag, so no tag is sent).
     pub tag_unit: u32,
 }
 
@@ -37,9 +38,9 @@ pub(crate) struct CompoundSizes {
 /// READ of `count` octets is `empty + count` while the file holds them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ReadSizes {
-    /// The file, as given, and as the names to look up.
+    /// The file, as given.
     pub file: String,
-    /// See [`ReadSizes::file`].
+    /// The file as the names to look up, one after the other.
     pub path: Vec<String>,
     /// The Send of a READ of 0 octets.
     pub empty: u32,
@@ -52,6 +53,8 @@ pub(crate) struct Sizes {
     pub compound: Option<CompoundSizes>,
     /// The READ's, if a file was named and measured.
     pub read: Option<ReadSizes>,
+    /// Why the named file's READ sizes could not be measured.
+    pub read_error: Option<String>,
 }
 
 /// A call chosen for its Reply's size.
@@ -74,17 +77,20 @@ pub(crate) enum Probe {
 }
 
 impl CompoundSizes {
-    /// The Send of this COMPOUND.
+    /// The Send of this COMPOUND (`pairs` at least 1).
     pub fn size(&self, pairs: u32, extra: u32, tag: u32) -> u32 {
-        self.first + (pairs - 1) * self.step + extra * self.putrootfh + tag / 4 * self.tag_unit
+        self.first
+            + pairs.saturating_sub(1) * self.step
+            + extra * self.putrootfh
+            + tag / 4 * self.tag_unit
     }
 
     /// A COMPOUND whose Reply's Send is exactly `target` octets, within
-    /// the limits every server takes (at most [`MAX_OPS`] operations, a
-    /// tag of at most [`MAX_TAG`] octets, a call of at most 1 KB); the
-    /// fewest operations.
+    /// the limits of Linux nfsd before 6.13 (at most [`MAX_OPS`]
+    /// operations, a tag of at most [`MAX_TAG`] octets) and in a call of
+    /// at most 1 KB: as many pairs as fit, then as few further PUTROOTFH.
     pub fn probe(&self, target: u32) -> Option<Probe> {
-        if target < self.first || self.step == 0 {
+        if target < self.first || self.step == 0 || self.putrootfh == 0 {
             return None;
         }
         let most_pairs = ((target - self.first) / self.step + 1).min(MAX_OPS / 2);
@@ -111,9 +117,6 @@ impl CompoundSizes {
     }
 }
 
-/// Octets of the transport header in front of a call without chunks.
-const CALL_HEADER: usize = 28;
-
 impl Sizes {
     /// A call whose Reply's Send is exactly `target` octets: a COMPOUND
     /// where one reaches it, else a READ of the named file.
@@ -128,13 +131,15 @@ impl Sizes {
             .map(|count| Probe::Read { count })
     }
 
-    /// The call `p` (its xid patched when sent).
-    pub fn call(&self, p: &Probe) -> Vec<u8> {
+    /// The call `p` (its xid patched when sent); `None` for a READ
+    /// without a measured file (never chosen by [`Sizes::probe`]).
+    pub fn call(&self, p: &Probe) -> Option<Vec<u8>> {
         match (p, &self.read) {
-            (Probe::Compound { pairs, extra, tag }, _) => sized_compound(*pairs, *extra, *tag),
-            (Probe::Read { count }, Some(r)) => read_compound(&r.path, *count),
-            // A READ is chosen only with a measured file.
-            (Probe::Read { .. }, None) => Vec::new(),
+            (Probe::Compound { pairs, extra, tag }, _) => {
+                Some(sized_compound(*pairs, *extra, *tag))
+            }
+            (Probe::Read { count }, Some(r)) => Some(read_compound(&r.path, *count)),
+            (Probe::Read { .. }, None) => None,
         }
     }
 
@@ -154,12 +159,13 @@ impl Sizes {
         let compound = format!(
             "no COMPOUND of at most {MAX_OPS} operations, a {MAX_TAG}-octet tag and 1 KB has a Reply of {target} octets"
         );
-        match &self.read {
-            None => format!("{compound}; --file PATH names a file to READ instead"),
-            Some(r) => format!(
+        match (&self.read, &self.read_error) {
+            (Some(r), _) => format!(
                 "{compound}, and a READ of {} has none (its empty READ's Send is {} octets)",
                 r.file, r.empty
             ),
+            (None, Some(e)) => format!("{compound}, and --file could not be read ({e})"),
+            (None, None) => format!("{compound}; --file PATH names a file to READ instead"),
         }
     }
 }
@@ -184,31 +190,58 @@ pub(crate) fn measure_compounds(s: &mut Session) -> Result<CompoundSizes, String
     let first = send(1, 0, 0).map_err(|e| said("PUTROOTFH + GETATTR once", e))?;
     let two = send(2, 0, 0).map_err(|e| said("PUTROOTFH + GETATTR twice", e))?;
     let more = send(1, 1, 0).map_err(|e| said("one pair and one more PUTROOTFH", e))?;
-    let tagged = send(1, 0, 4).map_err(|e| said("one pair with a 4-octet tag", e))?;
+    // A server that does not echo the tag (or refuses one) still has
+    // sizes: the COMPOUNDs then go without a tag.
+    let tagged = send(1, 0, 4).unwrap_or(first);
     let grew = |by: u32| by.checked_sub(first).filter(|&d| d > 0);
-    match (grew(two), grew(more), grew(tagged)) {
-        (Some(step), Some(putrootfh), Some(tag_unit)) => Ok(CompoundSizes {
+    match (grew(two), grew(more)) {
+        (Some(step), Some(putrootfh)) => Ok(CompoundSizes {
             first,
             step,
             putrootfh,
-            tag_unit,
+            tag_unit: grew(tagged).unwrap_or(0),
         }),
         _ => Err(format!(
-            "Sends of {first}, {two} (two pairs), {more} (one more PUTROOTFH) and {tagged} (a tag) octets: not growing"
+            "Sends of {first}, {two} (two pairs) and {more} (one more PUTROOTFH) octets: not growing"
         )),
+    }
+}
+
+/// Check the COMPOUND sizes where they matter most: the call chosen for a
+/// Reply of `target` octets (the largest the first connection takes
+/// inline, up to 4 KB), sent on `s`, must come inline at exactly that
+/// size; a server whose sizes are not linear is then not judged by them
+/// (a Reply refused within the threshold would otherwise be a failure).
+pub(crate) fn verify_compounds(
+    s: &mut Session,
+    k: &CompoundSizes,
+    target: u32,
+) -> Result<(), String> {
+    let Some(Probe::Compound { pairs, extra, tag }) = k.probe(target) else {
+        return Ok(());
+    };
+    let what = format!("a COMPOUND of {pairs} pairs, {extra} more PUTROOTFH and a {tag}-octet tag");
+    match inline_ok(&s.call(&sized_compound(pairs, extra, tag), false)) {
+        Ok(len) if len == target => Ok(()),
+        Ok(len) => Err(format!(
+            "{what}: a Send of {len} octets, not the {target} predicted"
+        )),
+        Err(e) => Err(format!("{what}, {target} octets predicted: {e}")),
     }
 }
 
 /// NFS4ERR_GRACE and NFS4ERR_DELAY: a server that will READ, not yet.
 const NOT_YET: [u32; 2] = [10013, 10008];
 
-/// How long a READ waits out a grace period: Linux nfsd's is 90 s.
-const GRACE_WAIT: Duration = Duration::from_secs(120);
+/// How long a READ waits out a grace period: Linux nfsd's is 90 s, and
+/// runs to twice the lease while clients reclaim (the run's --deadline
+/// bounds it too).
+const GRACE_WAIT: Duration = Duration::from_secs(200);
 
 /// Measure the READ sizes of `file` (`path`: its names) on `s`: the Send
 /// of a READ of 0 and of 4 octets must differ by 4. A server in its grace
 /// period (after a restart it refuses READs with the anonymous stateid)
-/// is waited for, at most [`GRACE_WAIT`].
+/// or asking for a delay is waited for, at most [`GRACE_WAIT`].
 pub(crate) fn measure_read(
     s: &mut Session,
     file: &str,
@@ -216,11 +249,14 @@ pub(crate) fn measure_read(
 ) -> Result<ReadSizes, String> {
     let said = |what: &str, e: String| format!("READ of {what} octets of {file}: {e}");
     let waited = Instant::now();
-    let mut answer = s.call(&read_compound(&path, 0), false);
     let mut said_so = false;
-    while matches!(answer, Answer::Inline { status: Some(st), .. } if NOT_YET.contains(&st))
-        && waited.elapsed() < GRACE_WAIT
-    {
+    let mut read = |count| loop {
+        let answer = s.call(&read_compound(&path, count), false);
+        let not_yet =
+            matches!(answer, Answer::Inline { status: Some(st), .. } if NOT_YET.contains(&st));
+        if !not_yet || waited.elapsed() >= GRACE_WAIT {
+            return answer;
+        }
         if !said_so {
             eprintln!(
                 "rpcrdma-cm: conform: the server is in its grace period; waiting to READ {file}"
@@ -228,10 +264,9 @@ pub(crate) fn measure_read(
             said_so = true;
         }
         std::thread::sleep(Duration::from_secs(1));
-        answer = s.call(&read_compound(&path, 0), false);
-    }
-    let empty = inline_ok(&answer).map_err(|e| said("0", e))?;
-    let four = inline_ok(&s.call(&read_compound(&path, 4), false)).map_err(|e| said("4", e))?;
+    };
+    let empty = inline_ok(&read(0)).map_err(|e| said("0", e))?;
+    let four = inline_ok(&read(4)).map_err(|e| said("4", e))?;
     if four != empty + 4 {
         return Err(format!(
             "READs of 0 and 4 octets of {file}: Sends of {empty} and {four} octets (a file of at least 4 octets is needed)"
@@ -250,7 +285,7 @@ mod tests {
 
     /// Linux nfsd's sizes (7.3, the GETATTR of [`sized_compound`]).
     const NFSD: CompoundSizes = CompoundSizes {
-        first: 280,
+        first: 272,
         step: 208,
         putrootfh: 8,
         tag_unit: 4,
@@ -266,6 +301,25 @@ mod tests {
             assert!(2 * pairs + extra <= MAX_OPS && tag <= MAX_TAG, "{target}");
             assert!(sized_compound(pairs, extra, tag).len() + CALL_HEADER <= MAX_CALL);
         }
+    }
+
+    #[test]
+    fn without_the_tag_whole_pairs_and_putrootfh() {
+        let untagged = CompoundSizes {
+            tag_unit: 0,
+            ..NFSD
+        };
+        // Without a tag only multiples of 8 from the first Reply, within
+        // 50 operations: the thresholds of 1 and 4 KB still, exactly.
+        for target in (untagged.first..=4100).step_by(4) {
+            if let Some(Probe::Compound { pairs, extra, tag }) = untagged.probe(target) {
+                assert_eq!((tag, untagged.size(pairs, extra, 0)), (0, target));
+            }
+        }
+        for target in [1024, 4096] {
+            assert!(untagged.probe(target).is_some(), "{target}");
+        }
+        assert_eq!(untagged.probe(untagged.first + 4), None);
     }
 
     #[test]
@@ -285,19 +339,28 @@ mod tests {
                 path: vec!["big".into()],
                 empty: 100,
             }),
+            read_error: None,
         };
         assert!(matches!(s.probe(1024), Some(Probe::Compound { .. })));
         assert_eq!(s.probe(65536), Some(Probe::Read { count: 65436 }));
         assert_eq!(s.probe(65538), None);
         assert_eq!(
             s.call(&Probe::Read { count: 8 }),
-            read_compound(&["big".into()], 8)
+            Some(read_compound(&["big".into()], 8))
         );
         let no_file = Sizes {
             compound: Some(NFSD),
-            read: None,
+            ..Sizes::default()
         };
         assert_eq!(no_file.probe(65536), None);
-        assert!(no_file.unreachable(65536).contains("--file"));
+        assert_eq!(no_file.call(&Probe::Read { count: 8 }), None);
+        assert!(no_file.unreachable(65536).contains("--file PATH names"));
+        let unreadable = Sizes {
+            read_error: Some("NFS4ERR_NOENT".into()),
+            ..no_file
+        };
+        assert!(unreadable
+            .unreachable(65536)
+            .contains("could not be read (NFS4ERR_NOENT)"));
     }
 }

@@ -6,27 +6,30 @@
 //! XDR unit above.
 
 use super::accept::{nonconforming_requests, ServerLimits};
-use super::sizing::{measure_compounds, measure_read, Probe, Sizes};
-use super::{message, shown, Checks, Verdict, DEFAULT_INLINE};
+use super::sizing::{measure_compounds, measure_read, verify_compounds, Probe, Sizes};
+use super::{message, shown, Check, Checks, Verdict, DEFAULT_INLINE};
 use crate::oncrpc::{null_call, NFS_PROGRAM};
 use crate::transport::rpcrdma_session::{Answer, Budget, Refusal, Session};
 use std::net::SocketAddr;
 
-/// Measure the Reply sizes on `s` (connected with `reference`): the
-/// COMPOUNDs', and the READ's of `file` if one is named; said as a check.
-/// The sizes if anything was measured.
+/// Measure the Reply sizes on `s` (connected with `reference`, its Accept
+/// `server`): the COMPOUNDs', checked at the largest Reply the connection
+/// takes inline up to 4 KB, and the READ's of `file` if one is named; said
+/// as a check. The sizes if anything was measured.
 pub(super) fn calibration_check(
     c: &mut Checks,
     s: &mut Session,
     reference: &[u8],
+    server: ServerLimits,
     file: Option<(&str, Vec<String>)>,
 ) -> Option<Sizes> {
-    let compound = measure_compounds(s);
+    let check_at = server.send.min(4096) / 4 * 4;
+    let compound = measure_compounds(s).and_then(|k| verify_compounds(s, &k, check_at).map(|()| k));
     let named = file.as_ref().map(|(f, _)| f.to_string());
     let read = file.map(|(f, path)| measure_read(s, f, path));
     let mut got = match &compound {
         Ok(k) => format!(
-            "COMPOUND: a Send of {} octets, {} more per pair, {} per further PUTROOTFH, {} per 4 octets of tag",
+            "COMPOUND: a Send of {} octets, {} more per pair, {} per further PUTROOTFH, {} per 4 octets of tag (checked at {check_at})",
             k.first, k.step, k.putrootfh, k.tag_unit
         ),
         Err(e) => format!("COMPOUND: {e}"),
@@ -43,9 +46,13 @@ pub(super) fn calibration_check(
     c.add(
         "calibration",
         "-",
-        "Reply sizes measured: COMPOUNDs of PUTROOTFH + GETATTR (with more PUTROOTFH, with a tag) and a READ of --file, inline",
+        if named.is_some() {
+            "Reply sizes measured: COMPOUNDs of PUTROOTFH + GETATTR (with more PUTROOTFH, with a tag) and READs of --file, inline"
+        } else {
+            "Reply sizes measured: COMPOUNDs of PUTROOTFH + GETATTR (with more PUTROOTFH, with a tag), inline"
+        },
         format!(
-            "{}; COMPOUNDs of 1 and 2 pairs, 1 pair and 1 PUTROOTFH, 1 pair and a 4-octet tag{}",
+            "{}; COMPOUNDs of 1 and 2 pairs, 1 pair and 1 PUTROOTFH, 1 pair and a 4-octet tag, one of {check_at} octets{}",
             shown(Some(reference)),
             named
                 .map(|f| format!("; READs of 0 and 4 octets of {f}"))
@@ -58,9 +65,15 @@ pub(super) fn calibration_check(
             Verdict::CouldNotTell
         },
     );
+    let (read, read_error) = match read {
+        Some(Ok(r)) => (Some(r), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
     let sizes = Sizes {
         compound: compound.ok(),
-        read: read.and_then(Result::ok),
+        read,
+        read_error,
     };
     (sizes.compound.is_some() || sizes.read.is_some()).then_some(sizes)
 }
@@ -182,37 +195,47 @@ struct ThresholdCase<'a> {
 /// [`super::twice_if_unseen`] does for a single check).
 fn threshold_checks(run: &mut Run, case: ThresholdCase<'_>) {
     let before = run.checks.list.len();
+    if !threshold_checks_once(run, case) {
+        return;
+    }
+    let first: Vec<_> = run.checks.list.drain(before..).collect();
     threshold_checks_once(run, case);
-    let unseen = run.checks.list[before..]
-        .iter()
-        .any(|k| k.verdict == Verdict::CouldNotTell);
-    if unseen {
-        let first: Vec<String> = run.checks.list.drain(before..).map(|k| k.got).collect();
-        threshold_checks_once(run, case);
-        for (k, was) in run.checks.list[before..].iter_mut().zip(first) {
-            k.got = format!("{} (tried again; first: {was})", k.got);
+    for (k, was) in run.checks.list[before..].iter_mut().zip(first) {
+        // A failure seen on either try stands.
+        if was.verdict == Verdict::Fail && k.verdict != Verdict::Fail {
+            *k = Check {
+                got: format!("{} (tried again: {})", was.got, k.got),
+                ..was
+            };
+        } else {
+            k.got = format!("{} (tried again; first: {})", k.got, was.got);
         }
     }
 }
 
-/// [`threshold_checks`], once.
-fn threshold_checks_once(run: &mut Run, case: ThresholdCase<'_>) {
+/// [`threshold_checks`], once; whether something went unanswered (no
+/// connection, a call without an answer, a lost connection): worth a
+/// second try.
+fn threshold_checks_once(run: &mut Run, case: ThresholdCase<'_>) -> bool {
     let (addr, budget) = (run.addr, run.budget);
     let c = &mut run.checks;
     let sent = shown(case.pdata);
     let mut s = match Session::open(addr, case.pdata, budget) {
         Ok(s) => s,
         Err(r) => {
+            let unanswered = !matches!(r, Refusal::Rejected(..));
             refused_case(c, &case, &sent, case.limit.of(run.reference), r);
-            return;
+            return unanswered;
         }
     };
-    accepted_case(c, &case, &sent, &mut s);
+    let mut unanswered = accepted_case(c, &case, &sent, &mut s);
     // This connection's own Accept decides its threshold.
     let server = ServerLimits::of(&s.accept);
     let threshold = case.limit.of(server);
     match &run.sizes {
-        Some(sizes) => edge_checks(c, &mut s, &case, &sent, sizes, server, threshold),
+        Some(sizes) => {
+            unanswered |= edge_checks(c, &mut s, &case, &sent, sizes, server, threshold);
+        }
         None => unjudged_thresholds(
             c,
             &case,
@@ -222,6 +245,7 @@ fn threshold_checks_once(run: &mut Run, case: ThresholdCase<'_>) {
         ),
     }
     s.close();
+    unanswered
 }
 
 /// The case's connection (private data `sent`, in words) was refused `r`:
@@ -244,9 +268,11 @@ fn refused_case(c: &mut Checks, case: &ThresholdCase<'_>, sent: &str, threshold:
 }
 
 /// The case's connection `s` (private data `sent`, in words) was
-/// accepted: that, and a NULL call on it, judged.
-fn accepted_case(c: &mut Checks, case: &ThresholdCase<'_>, sent: &str, s: &mut Session) {
+/// accepted: that, and a NULL call on it, judged; whether the NULL went
+/// unanswered.
+fn accepted_case(c: &mut Checks, case: &ThresholdCase<'_>, sent: &str, s: &mut Session) -> bool {
     let null = s.call(&null_call(0, NFS_PROGRAM, 4), false);
+    let unanswered = matches!(null, Answer::Other(_));
     c.add(
         format!("{}.accepted", case.id),
         "§5",
@@ -267,11 +293,13 @@ fn accepted_case(c: &mut Checks, case: &ThresholdCase<'_>, sent: &str, s: &mut S
             _ => Verdict::Fail,
         },
     );
+    unanswered
 }
 
 /// The case's `threshold` judged on `s` (private data `sent`, in words;
 /// the server's Accept on it `server`) with a Reply whose Send is exactly
-/// the threshold (in whole XDR units) and one 4 octets larger.
+/// the threshold (in whole XDR units) and one 4 octets larger; whether a
+/// call went unanswered.
 fn edge_checks(
     c: &mut Checks,
     s: &mut Session,
@@ -280,12 +308,16 @@ fn edge_checks(
     sizes: &Sizes,
     server: ServerLimits,
     threshold: u32,
-) {
+) -> bool {
+    let mut unanswered = false;
     let at = threshold / 4 * 4;
     for (name, target) in [("below", at), ("above", at + 4)] {
         let id = format!("{}.{name}", case.id);
         let rule = requirement(case.what, name, threshold);
-        let Some(probe) = sizes.probe(target) else {
+        let Some((probe, call)) = sizes
+            .probe(target)
+            .and_then(|p| sizes.call(&p).map(|call| (p, call)))
+        else {
             c.add(
                 id,
                 case.section,
@@ -296,7 +328,8 @@ fn edge_checks(
             );
             continue;
         };
-        let a = s.call(&sizes.call(&probe), false);
+        let a = s.call(&call, false);
+        unanswered |= matches!(a, Answer::Other(_));
         let verdict = judge_reply(&a, target, threshold);
         let how = match probe {
             Probe::Compound { .. } => "",
@@ -310,7 +343,13 @@ fn edge_checks(
                 "{sent}; {}, a Reply of {target} octets{how}, no Reply chunk",
                 sizes.describe(&probe)
             ),
-            a.describe(),
+            match &a {
+                Answer::Inline { len, .. } if *len as u32 != target => format!(
+                    "{}, not the {target} octets predicted (an error status, a file too short?)",
+                    a.describe()
+                ),
+                _ => a.describe(),
+            },
             verdict,
         );
         if let (Verdict::Fail, Answer::Inline { len, .. }, Some(why)) =
@@ -323,6 +362,7 @@ fn edge_checks(
             }
         }
     }
+    unanswered
 }
 
 /// What Linux's svcrdma does with a requester that sent no conforming
@@ -416,11 +456,14 @@ mod tests {
         assert_eq!(judge_reply(&chunk, 1024, 1024), Verdict::Fail);
         assert_eq!(judge_reply(&inline(1028), 1028, 1024), Verdict::Fail);
         assert_eq!(judge_reply(&chunk, 1028, 1024), Verdict::Pass);
-        // Inline but not the size predicted: the sizes no longer hold.
+        // Inline but not the size predicted: the sizes no longer hold,
+        // unless it is above the threshold anyway.
         assert_eq!(
             judge_reply(&inline(1000), 1024, 1024),
             Verdict::CouldNotTell
         );
+        assert_eq!(judge_reply(&inline(1100), 1028, 1024), Verdict::Fail);
+        assert_eq!(judge_reply(&inline(1100), 1024, 1024), Verdict::Fail);
         assert_eq!(judge_reply(&inline(200), 1028, 1024), Verdict::CouldNotTell);
         assert_eq!(
             judge_reply(&Answer::Other("x".into()), 1028, 1024),

@@ -36,8 +36,12 @@ const LAST_V40_OP: u32 = 39;
 const MAX_OPS: u32 = 1024;
 /// The most bitmap words of a GETATTR answered.
 const MAX_BITMAP_WORDS: u32 = 64;
-/// The most octets a READ returns (a server may return fewer than asked).
-const MAX_READ: u32 = 192 * 1024;
+/// The most octets a READ returns (a server may return fewer than asked):
+/// enough for a Reply of 256 KB, the largest send size RFC 8797 encodes.
+const MAX_READ: u32 = 260 * 1024;
+/// The most octets of results a COMPOUND gets: past this, NFS4ERR_RESOURCE
+/// (so that one call cannot make the responder allocate more).
+const MAX_RESULTS: usize = 264 * 1024;
 
 /// A rule the responder breaks on purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,6 +235,11 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
                     x.word()?;
                 }
                 let count = x.word()?.min(MAX_READ);
+                if results.len() + count as usize > MAX_RESULTS {
+                    status = NFS4ERR_RESOURCE;
+                    words(&mut results, &[25, status]);
+                    break;
+                }
                 words(&mut results, &[25, 0, 0, count]);
                 results.resize(results.len() + (count as usize).div_ceil(4) * 4, 0);
             }
@@ -420,6 +429,19 @@ mod tests {
             r(crate::nfs4::read_compound(&path, u32::MAX)),
             empty + MAX_READ as usize
         );
+        // Many READs in one COMPOUND: refused past MAX_RESULTS, not
+        // allocated.
+        let mut many = crate::nfs4::sized_compound(0, 0, 0);
+        let ops = many.len() - 4;
+        many[ops..].copy_from_slice(&1000u32.to_be_bytes());
+        for _ in 0..1000 {
+            for w in [25, 0, 0, 0, 0, 0, 0, u32::MAX] {
+                many.extend_from_slice(&u32::to_be_bytes(w));
+            }
+        }
+        let reply = rpc_reply(&many).unwrap();
+        assert!(reply.len() <= MAX_RESULTS + 64);
+        assert_eq!(&reply[24..28], &NFS4ERR_RESOURCE.to_be_bytes());
         // Truncated READs and LOOKUPs get no panic.
         let call = crate::nfs4::read_compound(&path, 8);
         for n in 0..call.len() {
