@@ -28,7 +28,8 @@
 # Invalidate without the R bits): the check the fault breaks fails
 # (RPCRDMA_CM_CONFORM_RESPONDER=no skips these: make check's cut). The
 # responder advertises 64 KB each way, so that its thresholds are 1, 4, 16
-# and 64 KB. Every message is a whole number of 4-octet XDR units, so +4
+# and 64 KB; over siw the two threshold faults again, with the short
+# request sent (request.short.below and .above fail too). Every message is a whole number of 4-octet XDR units, so +4
 # is the smallest excess a requester can see; -1 already refuses a Reply
 # exactly at the threshold. Over rxe also: an address with an unreachable
 # route gives exit 4 (a local error), and (with the responder's cases) a
@@ -149,36 +150,42 @@ threshold-off=+4 $(every_threshold above)
 refuse-null $(every_threshold accepted)
 ignore-recv-size threshold.1k.above,threshold.4k.above,threshold.16k.above,request.reserved-flags.above,$(ids above)
 invalidate ri.requester-without-r"
+# Over siw, where a request of four octets can be sent
+# (--include-overread-probes: the responder is no svcrdma to over-read),
+# the short request's thresholds too.
+SIW_RESPONDER_CASES="threshold-off=-1 $(every_threshold below),request.short.below
+threshold-off=+4 $(every_threshold above),request.short.above"
 
-# rpc_responder ADDRESS FAULT CHECKS: conform against respond --answer-rpc
-# (with --fault FAULT). Without a fault: exactly the expected checks, each
-# verdict what a server following RFC 8797 gets (conform_expect.sh: the
-# module with nonconforming_requester_1k=Y), exit 0, and the responder
-# reported no failed connection. With one: each of CHECKS (comma-separated)
-# fails, every other verdict is the one without a fault, exit 1.
+# rpc_responder TRANSPORT ADDRESS FAULT CHECKS: conform against respond
+# --answer-rpc (with --fault FAULT). Without a fault: exactly the expected
+# checks, each verdict what a server following RFC 8797 gets
+# (conform_expect.sh: the module with nonconforming_requester_1k=Y), exit
+# 0, and the responder reported no failed connection. With one: each of
+# CHECKS (comma-separated) fails, every other verdict is the one without a
+# fault, exit 1.
 rpc_responder() {
-	local out=$WORK/rpc-$2 pid addr=$1 fault=$2 checks=",$3," id got want ok=0 rc
-	local args=(--answer-rpc --send "$SIZE_64K" --recv "$SIZE_64K")
+	local tr=$1 addr=$2 fault=$3 checks=",$4," id got want ok=0 rc pid
+	local out=$WORK/rpc-$1-$3
+	local args=(--answer-rpc --send "$SIZE_64K" --recv "$SIZE_64K") conform_args=(--json --file "$BIG")
 	[ "$fault" = - ] || args+=(--fault "$fault")
+	[ "$tr" = siw ] && conform_args+=(--include-overread-probes)
 	timeout 300 "$TOOL" respond "${args[@]}" "$addr:$RESPOND_PORT" >"$out.respond" 2>&1 &
 	pid=$!
 	wait_for_line 30 "$out.respond" '^listening' ||
 		{ ktap_print_msg "the responder did not listen: $(head -c 200 "$out.respond")"; kill $pid; return 1; }
-	timeout 300 "$TOOL" conform --json --file $BIG "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
+	timeout 300 "$TOOL" conform "${conform_args[@]}" "$addr:$RESPOND_PORT" >"$out.json" 2>"$out.err"
 	rc=$?
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	got=$(jq -r '.checks[].id' "$out.json" 2>/dev/null | paste -sd ' ')
-	want=$(check_ids rxe | tr ' ' '\n' | paste -sd ' ')
+	want=$(check_ids "$tr" | tr ' ' '\n' | paste -sd ' ')
 	[ "$got" = "$want" ] || { ktap_print_msg "checks made: '${got:-none}'"; ok=1; }
-	for id in $(check_ids rxe); do
+	for id in $(check_ids "$tr"); do
 		got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
-		if [ "$fault" = - ]; then
-			want=$(conform_expected module rxe "$id" $SIZE_64K yes yes yes)
-		elif [[ "$checks" == *",$id,"* ]]; then
+		if [[ "$checks" == *",$id,"* ]]; then
 			want=fail
 		else
-			want=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$WORK/rpc--.json" 2>/dev/null)
+			want=$(conform_expected module "$tr" "$id" "$SIZE_64K" yes yes yes)
 		fi
 		[ "$got" = "$want" ] || { ktap_print_msg "$id: ${got:-missing}, want ${want:-?}"; ok=1; }
 	done
@@ -296,9 +303,9 @@ kind_runs_on() {
 
 # Every result is in the transports' loop below, and what an iteration
 # adds depends on its transport (the kinds that run on it, its checks,
-# the cases over rxe only): each N is a sum over TRANSPORTS, not one
-# product.
-judged=0 accepts=0 rxe_only=0 ntr=0
+# the cases over one transport only): each N is a sum over TRANSPORTS,
+# not one product.
+judged=0 accepts=0 per_transport=0 ntr=0
 for tr in $TRANSPORTS; do
 	ntr=$((ntr + 1))
 	# judge, per kind that runs on tr: the checks made, one per check,
@@ -311,12 +318,15 @@ for tr in $TRANSPORTS; do
 	accepts=$((accepts + $(echo "$BAD_ACCEPTS" | grep -c "^$tr ")))
 	# Over rxe: no_route; with the responder, silent_server and the
 	# RESPONDER_CASES loop, one per case.
-	[ "$tr" = rxe ] && rxe_only=$((rxe_only + 1))
+	[ "$tr" = rxe ] && per_transport=$((per_transport + 1))
 	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] &&
-		rxe_only=$((rxe_only + 1 + $(echo "$RESPONDER_CASES" | grep -c .)))
+		per_transport=$((per_transport + 1 + $(echo "$RESPONDER_CASES" | grep -c .)))
+	# Over siw, with the responder: the SIW_RESPONDER_CASES loop.
+	[ "$tr" = siw ] && [ "$RESPONDER" = yes ] &&
+		per_transport=$((per_transport + $(echo "$SIW_RESPONDER_CASES" | grep -c .)))
 done
 # ... and rejecting_responder, one per transport.
-ktap_plan_counted "$judged" "$accepts" "$rxe_only" "$ntr"
+ktap_plan_counted "$judged" "$accepts" "$per_transport" "$ntr"
 
 # judge KIND TRANSPORT: the results of one run.
 judge() {
@@ -395,15 +405,17 @@ for tr in $TRANSPORTS; do
 	fi
 	ktap_test_result "$tr: against a responder rejecting requests without a conforming message, each one's accepted check fails" \
 		rejecting_responder "$addr" "$tr"
-	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] || continue
+	[ "$RESPONDER" = yes ] || continue
+	cases=$RESPONDER_CASES
+	[ "$tr" = siw ] && cases=$SIW_RESPONDER_CASES
 	while read -r fault check; do
 		if [ "$fault" = - ]; then
-			ktap_test_result "rxe: against rpcrdma-cm respond --answer-rpc (RFC 8797 followed), every verdict as for a conforming server" \
-				rpc_responder "$addr" - -
+			ktap_test_result "$tr: against rpcrdma-cm respond --answer-rpc (RFC 8797 followed), every verdict as for a conforming server" \
+				rpc_responder "$tr" "$addr" - -
 		else
-			ktap_test_result "rxe: against respond --answer-rpc --fault $fault, just ${check//,/, } fail" \
-				rpc_responder "$addr" "$fault" "$check"
+			ktap_test_result "$tr: against respond --answer-rpc --fault $fault, just ${check//,/, } fail" \
+				rpc_responder "$tr" "$addr" "$fault" "$check"
 		fi
-	done <<<"$RESPONDER_CASES"
+	done <<<"$cases"
 done
 ktap_finished

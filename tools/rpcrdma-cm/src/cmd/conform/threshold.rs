@@ -24,12 +24,13 @@ pub(super) fn calibration_check(
     file: Option<(&str, Vec<String>)>,
 ) -> Option<Sizes> {
     let check_at = server.send.min(4096) / 4 * 4;
-    let compound = measure_compounds(s).and_then(|k| verify_compounds(s, &k, check_at).map(|()| k));
+    let compound =
+        measure_compounds(s).and_then(|k| verify_compounds(s, &k, check_at).map(|seen| (k, seen)));
     let named = file.as_ref().map(|(f, _)| f.to_string());
     let read = file.map(|(f, path)| measure_read(s, f, path));
     let mut got = match &compound {
-        Ok(k) => format!(
-            "COMPOUND: a Send of {} octets, {} more per pair, {} per further PUTROOTFH, {} per 4 octets of tag (checked at {check_at})",
+        Ok((k, seen)) => format!(
+            "COMPOUND: a Send of {} octets, {} more per pair, {} per further PUTROOTFH, {} per 4 octets of tag ({seen})",
             k.first, k.step, k.putrootfh, k.tag_unit
         ),
         Err(e) => format!("COMPOUND: {e}"),
@@ -71,7 +72,7 @@ pub(super) fn calibration_check(
         None => (None, None),
     };
     let sizes = Sizes {
-        compound: compound.ok(),
+        compound: compound.ok().map(|(k, _)| k),
         read,
         read_error,
     };
