@@ -12,16 +12,22 @@ use std::net::SocketAddr;
 /// The Remote Invalidation checks (RFC 8797 section 3.2): a Reply With
 /// Invalidate only when both messages carried the R bit.
 pub(super) fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, budget: Budget) {
-    for (id, r_bit, what) in [
+    // How strong each rule is: RFC 8797 writes no MUST NOT here, only
+    // that "if both peers support it, then the responder MAY use RDMA Send
+    // With Invalidate"; each check says so.
+    for (id, r_bit, what, severity) in [
         (
             "ri.requester-without-r",
             0u8,
             "the requester's message has no R bit",
+            "derived from the MAY, and an interoperability must: a requester that did not \
+             advertise Remote Invalidation need not expect its STags invalidated",
         ),
         (
             "ri.server-without-r",
             1u8,
             "the requester's message has the R bit",
+            "derived from the MAY only: the server's own Accept did not advertise the R bit",
         ),
     ] {
         let pdata = message(1, r_bit, 3, 3);
@@ -29,8 +35,9 @@ pub(super) fn remote_invalidation_checks(c: &mut Checks, addr: SocketAddr, budge
             "{}; NULL with a {REPLY_CHUNK}-octet Reply chunk",
             shown(Some(&pdata))
         );
-        let requirement =
-            format!("{what}: no Send With Invalidate unless both messages carry the R bit");
+        let requirement = format!(
+            "{what}: no Send With Invalidate unless both messages carry the R bit ({severity})"
+        );
         let (got, verdict) =
             twice_if_unseen(|| remote_invalidation_once(addr, budget, &pdata, r_bit));
         c.add(id, "§3.2", requirement, sent, got, verdict);
