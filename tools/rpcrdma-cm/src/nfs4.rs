@@ -8,14 +8,14 @@
 use crate::oncrpc::NFS_PROGRAM;
 
 /// XDR opaque: length, octets, padding.
-fn xdr_opaque(out: &mut Vec<u8>, data: &[u8]) {
+pub(crate) fn xdr_opaque(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(&(data.len() as u32).to_be_bytes());
     out.extend_from_slice(data);
     out.resize(out.len() + (4 - data.len() % 4) % 4, 0);
 }
 
 /// Append XDR words.
-fn words(out: &mut Vec<u8>, w: &[u32]) {
+pub(crate) fn words(out: &mut Vec<u8>, w: &[u32]) {
     for x in w {
         out.extend_from_slice(&x.to_be_bytes());
     }

@@ -6,11 +6,11 @@
 
 use crate::args::{positive_seconds, resolve, seconds, PrivateDataArgs};
 use crate::error::{Context, Exit, Failure};
-use crate::nfs4::{nfs_path, read_compound};
+use crate::nfs4::read_compound;
 use crate::output::{emit, json};
 use crate::report::{hex, LocalReport, NegotiatedReport, PrivateDataReport};
 use crate::transport::rdma::NFS_RDMA_PORT;
-use crate::transport::rpcrdma_session::{Answer, Budget, Refusal, Session};
+use crate::transport::rpcrdma_session::{read_path, Answer, Budget, Refusal, Session};
 use clap::Args;
 use rdmacm::{ConnectOptions, Connection, Error as RdmaError};
 use rpcrdma_cm_proto::cm_private::{negotiate, LocalLimits, PrivateMessage};
@@ -59,7 +59,7 @@ pub(crate) struct ProbeArgs {
     /// RDMA_ERROR, and report how it came (read-only; FILE below the
     /// server's NFSv4 root: NAME or DIR/NAME).
     #[arg(long, value_name = "FILE:COUNT", conflicts_with_all = ["count", "hold"], value_parser = read_spec)]
-    pub read: Option<(String, u32)>,
+    pub read: Option<ReadSpec>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -284,16 +284,31 @@ impl ReadReport {
     }
 }
 
+/// What `--read FILE:COUNT` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ReadSpec {
+    /// The file, as given.
+    pub file: String,
+    /// The file as the names to look up.
+    pub path: Vec<String>,
+    /// Octets to read.
+    pub count: u32,
+}
+
 /// clap value parser for `--read FILE:COUNT`.
-fn read_spec(s: &str) -> Result<(String, u32), String> {
+fn read_spec(s: &str) -> Result<ReadSpec, String> {
     let (file, count) = s
         .rsplit_once(':')
         .ok_or_else(|| format!("'{s}' is not FILE:COUNT"))?;
-    nfs_path(file)?;
+    let path = read_path(file)?;
     let count = count
         .parse()
         .map_err(|_| format!("'{count}' is not an octet count"))?;
-    Ok((file.into(), count))
+    Ok(ReadSpec {
+        file: file.into(),
+        path,
+        count,
+    })
 }
 
 /// Build the probe report from what happened.
@@ -376,8 +391,8 @@ pub(crate) fn probe_cmd(args: &ProbeArgs, out: &mut dyn Write) -> Result<Exit, F
     if let Some(hold) = args.hold {
         return probe_held(args, addr, &opts, sent, &effective, hold, out);
     }
-    if let Some((file, count)) = &args.read {
-        return probe_read(args, addr, sent, &effective, file, *count, out);
+    if let Some(spec) = &args.read {
+        return probe_read(args, addr, sent, &effective, spec, out);
     }
     let (result, disconnect) = match Connection::connect(addr, &opts) {
         Ok(a) => (
@@ -401,8 +416,7 @@ fn probe_read(
     addr: SocketAddr,
     sent: Option<Vec<u8>>,
     effective: &LocalLimits,
-    file: &str,
-    count: u32,
+    spec: &ReadSpec,
     out: &mut dyn Write,
 ) -> Result<Exit, Failure> {
     let timeout = Duration::from_secs_f64(args.timeout);
@@ -422,13 +436,11 @@ fn probe_read(
         Err(Refusal::Local(e)) => return Err(Failure::local(format!("probe {addr}: {e}"))),
         Err(Refusal::Error(e)) => return Err(Failure::peer(format!("probe {addr}: {e}"))),
     };
-    // read_spec checked the path.
-    let path = nfs_path(file).map_err(Failure::usage)?;
-    let answer = s.call(&read_compound(&path, count), false);
+    let answer = s.call(&read_compound(&spec.path, spec.count), false);
     let accept = s.accept.clone();
     let disconnect = s.close_checked();
     let mut r = probe_report(addr.to_string(), sent, effective, Ok(accept), disconnect);
-    r.read = Some(ReadReport::new(file, count, &answer));
+    r.read = Some(ReadReport::new(&spec.file, spec.count, &answer));
     emit(out, &if args.json { json(&r) } else { r.render() });
     Ok(if r.read.as_ref().is_some_and(|k| k.procedure.is_some()) {
         r.exit()
@@ -695,10 +707,16 @@ the responder negotiates:
 
     #[test]
     fn read_spec_forms() {
-        assert_eq!(read_spec("big:3000"), Ok(("big".into(), 3000)));
+        let spec = |file: &str, path: &[&str], count| ReadSpec {
+            file: file.into(),
+            path: path.iter().map(|n| n.to_string()).collect(),
+            count,
+        };
+        assert_eq!(read_spec("big:3000"), Ok(spec("big", &["big"], 3000)));
         assert!(read_spec("big").is_err());
         assert!(read_spec(":3").is_err());
-        assert_eq!(read_spec("a/b:3"), Ok(("a/b".into(), 3)));
+        assert_eq!(read_spec("a/b:3"), Ok(spec("a/b", &["a", "b"], 3)));
+        assert!(read_spec(&format!("{}:3", vec!["n".repeat(250); 4].join("/"))).is_err());
         assert!(read_spec("a/../b:3").is_err());
         assert!(read_spec("big:-1").is_err());
     }

@@ -7,7 +7,7 @@
 //! answer (inline, in the chunk, `ERR_CHUNK`, With Invalidate or not). What
 //! the answers mean for conformance is `conform`'s.
 
-use crate::nfs4::nfs_status;
+use crate::nfs4::{nfs_path, nfs_status, read_compound};
 use crate::oncrpc::{null_call, NFS_PROGRAM};
 use rdmacm::{ConnectOptions, Connection, Error as RdmaError, Message, RemoteRegion};
 use rpcrdma_cm_proto::rpcrdma_header::{Body, Header, RdmaError as HeaderError};
@@ -28,6 +28,19 @@ pub(crate) const MAX_CALL: usize = 1024;
 /// Octets of the transport header in front of a call without chunks
 /// (what `transport_header` writes for one).
 pub(crate) const CALL_HEADER: usize = 28;
+
+/// `path` (a file below the server's NFSv4 root, see [`nfs_path`]) as the
+/// names to look up, when its READ fits in a call of at most [`MAX_CALL`]
+/// octets: what `conform --file` and `probe --read` take.
+pub(crate) fn read_path(path: &str) -> Result<Vec<String>, String> {
+    let names = nfs_path(path)?;
+    if read_compound(&names, 0).len() + CALL_HEADER > MAX_CALL {
+        return Err(format!(
+            "'{path}': too long for a READ in a call of {MAX_CALL} octets"
+        ));
+    }
+    Ok(names)
+}
 
 /// Octets offered as a Reply chunk for the Remote Invalidation checks.
 pub(crate) const REPLY_CHUNK: u32 = 4096;

@@ -33,11 +33,10 @@ pub(crate) use report::{Check, Verdict};
 
 use crate::args::{positive_seconds, seconds};
 use crate::error::{Exit, Failure};
-use crate::nfs4::{nfs_path, read_compound};
 use crate::output::emit;
 use crate::report::hex;
 use crate::transport::rdma::NFS_RDMA_PORT;
-use crate::transport::rpcrdma_session::{self, Budget, Refusal, Session, CALL_HEADER, MAX_CALL};
+use crate::transport::rpcrdma_session::{self, read_path, Budget, Refusal, Session};
 use accept::{accepted_checks, check_accept, ServerLimits};
 use clap::Args;
 use remote_invalidation::remote_invalidation_checks;
@@ -131,13 +130,7 @@ pub(crate) struct ConformArgs {
 /// clap value parser for `--file PATH`: the path as given and as the
 /// names to look up, whose READ fits in a call of at most 1 KB.
 fn file_arg(s: &str) -> Result<(String, Vec<String>), String> {
-    let path = nfs_path(s)?;
-    if read_compound(&path, 0).len() + CALL_HEADER > MAX_CALL {
-        return Err(format!(
-            "'{s}': too long for a READ in a call of {MAX_CALL} octets"
-        ));
-    }
-    Ok((s.to_string(), path))
+    read_path(s).map(|path| (s.to_string(), path))
 }
 
 /// What a run does beside the checks every run makes.

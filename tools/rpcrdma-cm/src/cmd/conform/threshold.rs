@@ -191,9 +191,10 @@ struct ThresholdCase<'a> {
 }
 
 /// One connection with the case's private data, its threshold judged with
-/// a Reply exactly at it and one 4 octets above; if a check could not
-/// tell, the whole of it once more on a new connection (as
-/// [`super::twice_if_unseen`] does for a single check).
+/// a Reply exactly at it and one 4 octets above; if something went
+/// unanswered (no connection, a call without an answer), the whole of it
+/// once more on a new connection (as [`super::twice_if_unseen`] does for a
+/// single check), a failure on either try standing.
 fn threshold_checks(run: &mut Run, case: ThresholdCase<'_>) {
     let before = run.checks.list.len();
     if !threshold_checks_once(run, case) {

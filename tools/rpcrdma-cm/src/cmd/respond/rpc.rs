@@ -15,6 +15,7 @@
 //! (RFC 8797 section 3.2 makes that optional even when both sides allow
 //! it).
 
+use crate::nfs4::{words, xdr_opaque};
 use rdmacm::{Connection, Error as RdmaError};
 use rpcrdma_cm_proto::cm_private::PrivateMessage;
 use std::time::{Duration, Instant};
@@ -178,13 +179,6 @@ fn call_header(msg: &[u8]) -> Option<Call> {
     (x.at <= msg.len()).then_some(Call::Msg(xid, x.at, first))
 }
 
-/// Append XDR words.
-fn words(out: &mut Vec<u8>, w: &[u32]) {
-    for v in w {
-        out.extend_from_slice(&v.to_be_bytes());
-    }
-}
-
 /// The RPC reply (without the transport header) to the call in `rpc`;
 /// `None` if it is not a call this responder understands.
 pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
@@ -271,9 +265,8 @@ pub(crate) fn rpc_reply(rpc: &[u8]) -> Option<Vec<u8>> {
         }
     }
     // COMPOUND4res: status, the tag, the results.
-    words(&mut out, &[status, tag.len() as u32]);
-    out.extend_from_slice(tag);
-    out.resize(out.len() + (4 - tag.len() % 4) % 4, 0);
+    words(&mut out, &[status]);
+    xdr_opaque(&mut out, tag);
     words(&mut out, &[done]);
     out.extend_from_slice(&results);
     Some(out)
