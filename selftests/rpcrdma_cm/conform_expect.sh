@@ -56,7 +56,8 @@ conform_check_ids() {
 	else
 		echo request.short
 	fi
-	echo ri.requester-without-r ri.server-without-r
+	echo ri.requester-without-r ri.requester-without-message ri.nonconforming-with-r
+	echo ri.server-without-r ri.offered-stag
 }
 
 # conform_threshold ID SEND: the threshold (octets) the tool judges a
@@ -133,10 +134,10 @@ conform_expected() {
 	# (7.3 patch 0008, 6.12 0007): its Accept carries the R bit, so the
 	# server may use Send With Invalidate; without a message of its own it
 	# uses none. Stock's Accept has flags 00 and it still sends With
-	# Invalidate to a requester that offered it (rxe then refuses to
-	# invalidate the tool's memory region; siw invalidates it without
-	# saying so in the receive completion, and the tool's next Send from
-	# that memory fails).
+	# Invalidate to a requester that offered it (on rxe the tool's Reply
+	# chunk is a memory window, invalidated and named in the receive
+	# completion; siw invalidates the tool's memory region without saying
+	# so, and the tool's next Send from that memory fails).
 	ri.server-without-r)
 		if [ "$kind" = stock ]; then
 			echo fail
@@ -144,6 +145,23 @@ conform_expected() {
 			echo not_applicable
 		else
 			echo pass
+		fi
+		return
+		;;
+	# To a requester with the R bit (and a device with the memory
+	# management extensions: rxe and siw) every Linux svcrdma that uses
+	# Send With Invalidate (stock, and the series where its Accept says
+	# so) invalidates the STag of the call it answers when the call has
+	# exactly one (svc_rdma_get_inv_rkey()): here the Reply chunk of a
+	# NULL call, whose Reply goes in it. A memory window on rxe (the
+	# receive completion names it), a memory region on siw (its provider
+	# does not say; the tool's Send from that memory fails). Without a
+	# message of its own the series' server uses none: n/a.
+	ri.offered-stag)
+		if [ "$kind" = stock ] || [ "$message" = yes ]; then
+			echo pass
+		else
+			echo not_applicable
 		fi
 		return
 		;;

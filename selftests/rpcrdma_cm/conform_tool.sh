@@ -25,7 +25,8 @@
 # follows RFC 8797 (every check as for a conforming server) and with each
 # of its faults (a Reply within the threshold refused, the threshold off
 # by -1 and by +4 octets, the requester's receive size ignored, Send With
-# Invalidate without the R bits): the check the fault breaks fails
+# Invalidate without the R bits, With Invalidate of the previous call's
+# STag instead of the one the call offered): the check the fault breaks fails
 # (RPCRDMA_CM_CONFORM_RESPONDER=no skips these: make check's cut). The
 # responder advertises 64 KB each way, so that its thresholds are 1, 4, 16
 # and 64 KB; over siw the two threshold faults again, with the short
@@ -37,6 +38,10 @@
 # at --deadline.
 #
 # RPCRDMA_CM_CONFORM_TRANSPORTS: rxe, siw or both (the default).
+# RPCRDMA_CM_CONFORM_MUTANT: a broken conform (scripts/check/conform-mutant.sh:
+# its Replies within the threshold sized 28 octets short); with the
+# responder's cases over rxe, one result more: run in place of the tool
+# against respond --fault threshold-off=-1, that case must fail.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -49,6 +54,7 @@ TOOL=${RPCRDMA_CM_TOOL:-$DIR/../../tools/target/release/rpcrdma-cm}
 SIW_NIC=rcmconf0
 SIW_ADDR=192.0.2.81
 TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-rxe siw}
+MUTANT=${RPCRDMA_CM_CONFORM_MUTANT:-}
 WORK=$(mktemp -d /tmp/conform_tool.XXXXXX)
 # The file conform READs (--file), in the export (the NFSv4 root).
 BIG=conform-big
@@ -149,7 +155,8 @@ threshold-off=-1 $(every_threshold below)
 threshold-off=+4 $(every_threshold above)
 refuse-null $(every_threshold accepted)
 ignore-recv-size threshold.1k.above,threshold.4k.above,threshold.16k.above,request.reserved-flags.above,$(ids above)
-invalidate ri.requester-without-r"
+invalidate ri.requester-without-r,ri.requester-without-message,ri.nonconforming-with-r
+invalidate-previous ri.offered-stag"
 # Over siw, where a request of four octets can be sent
 # (--include-overread-probes: the responder is no svcrdma to over-read),
 # the short request's thresholds too.
@@ -184,6 +191,11 @@ rpc_responder() {
 		got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
 		if [[ "$checks" == *",$id,"* ]]; then
 			want=fail
+		elif [ "$id" = ri.offered-stag ]; then
+			# The responder sends With Invalidate only by a fault:
+			# `invalidate` names the call's own STag.
+			want=not_applicable
+			[ "$fault" = invalidate ] && want=pass
 		else
 			want=$(conform_expected module "$tr" "$id" "$SIZE_64K" yes yes yes)
 		fi
@@ -294,6 +306,20 @@ rejecting_responder() {
 	return $ok
 }
 
+# mutant_caught ADDRESS: the threshold-off=-1 case of the responder run
+# with the mutant conform in place of the tool fails, and for the reason
+# the mutation gives: a `.below` check passed that the case wants failed
+# (the mutant's Reply "within the threshold" is 28 octets short, so a
+# limit one octet too small lets it through).
+mutant_caught() {
+	local out rc
+	[ -x "$MUTANT" ] || { ktap_print_msg "no mutant at $MUTANT"; return 1; }
+	out=$(TOOL=$MUTANT rpc_responder rxe "$1" threshold-off=-1 "$(every_threshold below)")
+	rc=$?
+	[ -n "$out" ] && echo "$out" | head -8
+	[ $rc = 1 ] && grep -qE '\.below: pass, want fail' <<<"$out"
+}
+
 # kind_runs_on KIND TRANSPORT: module-1k changes only what the server
 # assumes of a requester without a conforming message, module-64k only the
 # sizes, which no transport changes: rxe only.
@@ -321,6 +347,9 @@ for tr in $TRANSPORTS; do
 	[ "$tr" = rxe ] && per_transport=$((per_transport + 1))
 	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] &&
 		per_transport=$((per_transport + 1 + $(echo "$RESPONDER_CASES" | grep -c .)))
+	# ... and with a mutant, mutant_caught.
+	[ "$tr" = rxe ] && [ "$RESPONDER" = yes ] && [ -n "$MUTANT" ] &&
+		per_transport=$((per_transport + 1))
 	# Over siw, with the responder: the SIW_RESPONDER_CASES loop.
 	[ "$tr" = siw ] && [ "$RESPONDER" = yes ] &&
 		per_transport=$((per_transport + $(echo "$SIW_RESPONDER_CASES" | grep -c .)))
@@ -417,5 +446,8 @@ for tr in $TRANSPORTS; do
 				rpc_responder "$tr" "$addr" "$fault" "$check"
 		fi
 	done <<<"$cases"
+	[ "$tr" = rxe ] && [ -n "$MUTANT" ] &&
+		ktap_test_result "rxe: a conform that sizes a Reply within the threshold 28 octets short (RPCRDMA_CM_CONFORM_MUTANT) is caught: against respond --fault threshold-off=-1 its .below checks pass" \
+			mutant_caught "$addr"
 done
 ktap_finished

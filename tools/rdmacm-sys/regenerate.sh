@@ -19,9 +19,9 @@ cd "$(dirname "$0")"
 		--default-enum-style consts \
 		--no-prepend-enum-name \
 		--allowlist-function 'rdma_(create_event_channel|destroy_event_channel|create_id|destroy_id|resolve_addr|resolve_route|bind_addr|listen|accept|reject|migrate_id|connect|disconnect|get_cm_event|ack_cm_event|create_qp|destroy_qp|event_str)' \
-		--allowlist-function 'ibv_(alloc_pd|dealloc_pd|create_cq|destroy_cq|reg_mr|dereg_mr|wc_status_str)' \
+		--allowlist-function 'ibv_(alloc_pd|dealloc_pd|create_cq|destroy_cq|reg_mr|dereg_mr|query_device|wc_status_str)' \
 		--allowlist-function 'poll' \
-		--allowlist-type 'ibv_access_flags|ibv_send_flags|ibv_wc_flags|rdma_cm_event|rdma_conn_param|ibv_qp_init_attr|ibv_send_wr|ibv_recv_wr|ibv_sge|ibv_wc|pollfd' \
-		--allowlist-var 'POLLIN|RDMA_PS_TCP|RDMA_CM_EVENT_.*|IBV_QPT_RC|IBV_WR_SEND|IBV_SEND_SIGNALED|IBV_WC_SUCCESS|IBV_WC_RECV|IBV_WC_SEND|IBV_WC_WITH_INV|IBV_WC_REM_INV_REQ_ERR|IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE' \
+		--allowlist-type 'ibv_access_flags|ibv_send_flags|ibv_wc_flags|rdma_cm_event|rdma_conn_param|ibv_qp_init_attr|ibv_send_wr|ibv_recv_wr|ibv_sge|ibv_wc|ibv_mw|ibv_device_attr|ibv_device_cap_flags|pollfd' \
+		--allowlist-var 'POLLIN|RDMA_PS_TCP|RDMA_CM_EVENT_.*|IBV_QPT_RC|IBV_WR_SEND|IBV_SEND_SIGNALED|IBV_WC_SUCCESS|IBV_WC_RECV|IBV_WC_SEND|IBV_WC_WITH_INV|IBV_WC_IP_CSUM_OK|IBV_WC_REM_INV_REQ_ERR|IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_MW_BIND|IBV_WR_BIND_MW|IBV_WC_BIND_MW|IBV_MW_TYPE_2' \
 		-- -I/usr/include
 } > src/bindings.rs

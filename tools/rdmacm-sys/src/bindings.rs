@@ -110,6 +110,31 @@ pub const IBV_TRANSPORT_USNIC: ibv_transport_type = 2;
 pub const IBV_TRANSPORT_USNIC_UDP: ibv_transport_type = 3;
 pub const IBV_TRANSPORT_UNSPECIFIED: ibv_transport_type = 4;
 pub type ibv_transport_type = ::core::ffi::c_int;
+pub const IBV_DEVICE_RESIZE_MAX_WR: ibv_device_cap_flags = 1;
+pub const IBV_DEVICE_BAD_PKEY_CNTR: ibv_device_cap_flags = 2;
+pub const IBV_DEVICE_BAD_QKEY_CNTR: ibv_device_cap_flags = 4;
+pub const IBV_DEVICE_RAW_MULTI: ibv_device_cap_flags = 8;
+pub const IBV_DEVICE_AUTO_PATH_MIG: ibv_device_cap_flags = 16;
+pub const IBV_DEVICE_CHANGE_PHY_PORT: ibv_device_cap_flags = 32;
+pub const IBV_DEVICE_UD_AV_PORT_ENFORCE: ibv_device_cap_flags = 64;
+pub const IBV_DEVICE_CURR_QP_STATE_MOD: ibv_device_cap_flags = 128;
+pub const IBV_DEVICE_SHUTDOWN_PORT: ibv_device_cap_flags = 256;
+pub const IBV_DEVICE_INIT_TYPE: ibv_device_cap_flags = 512;
+pub const IBV_DEVICE_PORT_ACTIVE_EVENT: ibv_device_cap_flags = 1024;
+pub const IBV_DEVICE_SYS_IMAGE_GUID: ibv_device_cap_flags = 2048;
+pub const IBV_DEVICE_RC_RNR_NAK_GEN: ibv_device_cap_flags = 4096;
+pub const IBV_DEVICE_SRQ_RESIZE: ibv_device_cap_flags = 8192;
+pub const IBV_DEVICE_N_NOTIFY_CQ: ibv_device_cap_flags = 16384;
+pub const IBV_DEVICE_MEM_WINDOW: ibv_device_cap_flags = 131072;
+pub const IBV_DEVICE_UD_IP_CSUM: ibv_device_cap_flags = 262144;
+pub const IBV_DEVICE_XRC: ibv_device_cap_flags = 1048576;
+pub const IBV_DEVICE_MEM_MGT_EXTENSIONS: ibv_device_cap_flags = 2097152;
+pub const IBV_DEVICE_MEM_WINDOW_TYPE_2A: ibv_device_cap_flags = 8388608;
+pub const IBV_DEVICE_MEM_WINDOW_TYPE_2B: ibv_device_cap_flags = 16777216;
+pub const IBV_DEVICE_RC_IP_CSUM: ibv_device_cap_flags = 33554432;
+pub const IBV_DEVICE_RAW_IP_CSUM: ibv_device_cap_flags = 67108864;
+pub const IBV_DEVICE_MANAGED_FLOW_STEERING: ibv_device_cap_flags = 536870912;
+pub type ibv_device_cap_flags = ::core::ffi::c_uint;
 pub const IBV_ATOMIC_NONE: ibv_atomic_cap = 0;
 pub const IBV_ATOMIC_HCA: ibv_atomic_cap = 1;
 pub const IBV_ATOMIC_GLOB: ibv_atomic_cap = 2;
@@ -659,6 +684,12 @@ pub struct ibv_context {
     pub num_comp_vectors: ::core::ffi::c_int,
     pub mutex: pthread_mutex_t,
     pub abi_compat: *mut ::core::ffi::c_void,
+}
+unsafe extern "C" {
+    pub fn ibv_query_device(
+        context: *mut ibv_context,
+        device_attr: *mut ibv_device_attr,
+    ) -> ::core::ffi::c_int;
 }
 unsafe extern "C" {
     pub fn ibv_alloc_pd(context: *mut ibv_context) -> *mut ibv_pd;

@@ -314,6 +314,34 @@ impl Drop for Channel {
     }
 }
 
+/// The STag a successful receive completion `wc` of this crate's RC QP
+/// says the Send invalidated, if it came With Invalidate.
+///
+/// A completion the kernel writes for user space carries the kernel's
+/// flags as they are (`copy_wc_to_user()` in uverbs_cmd.c, and rxe's own
+/// user completion queue: `rxe_resp.c` sets `IB_WC_WITH_INVALIDATE`),
+/// which libibverbs reads unconverted: the kernel's With Invalidate is bit
+/// 2 (`ib_verbs.h`), libibverbs' bit 2 is `IBV_WC_IP_CSUM_OK` and its
+/// `IBV_WC_WITH_INV` bit 3. A checksum verdict has no meaning on an RC
+/// receive (the flag is for raw packet and UD QPs), so bit 2 on a receive
+/// without immediate data (the union then holds the rkey) and with a
+/// non-zero rkey there (rxe zeroes its completion before filling it) is
+/// taken as the kernel's With Invalidate.
+fn invalidated_rkey(wc: &sys::ibv_wc) -> Option<u32> {
+    // SAFETY: the union is a plain u32 either way (immediate data or the
+    // invalidated rkey); with IBV_WC_WITH_INV (or the kernel's bit) it
+    // holds the rkey (verbs.h).
+    let rkey = unsafe { wc.__bindgen_anon_1.invalidated_rkey };
+    let kernel_bit = wc.wc_flags & sys::IBV_WC_IP_CSUM_OK != 0
+        && wc.wc_flags & sys::IBV_WC_WITH_IMM == 0
+        && rkey != 0;
+    if wc.wc_flags & sys::IBV_WC_WITH_INV != 0 || kernel_bit {
+        Some(rkey)
+    } else {
+        None
+    }
+}
+
 /// A registered buffer.
 struct Buffer {
     /// The memory; its heap address never moves.
@@ -361,9 +389,68 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         // SAFETY: mr was registered by us; the QP using it was destroyed
-        // before (Connection::drop).
+        // before (Connection::drop), and a memory window bound to it was
+        // deallocated before (`Offered`'s drop runs before its fields').
         unsafe { sys::ibv_dereg_mr(self.mr) };
     }
+}
+
+/// Memory offered to the peer, and the STag it was offered under.
+struct Offered {
+    /// The memory and its registration.
+    buf: Buffer,
+    /// The STag the peer was given: the window's if `window` is not null,
+    /// the memory region's otherwise.
+    handle: u32,
+    /// The type 2 memory window bound over `buf` (null: the memory
+    /// region's own rkey was offered).
+    window: *mut sys::ibv_mw,
+}
+
+impl Offered {
+    /// Deallocate the window, if any (a bound one is invalidated first by
+    /// the provider): the STag is then unknown to the device, so that a
+    /// later Send With Invalidate naming it fails as an unknown STag. On
+    /// rxe a bound type 2 window holds a reference to the QP that
+    /// `rdma_destroy_qp()` waits 50 s for, so this comes before the QP is
+    /// destroyed; and rxe does not refuse a second remote invalidation of
+    /// a window already invalidated (`rxe_check_invalidate_mw()` checks
+    /// only the INVALID state, and `rxe_do_invalidate_mw()` then puts a
+    /// NULL QP), so a window is released as soon as it is reported
+    /// invalidated.
+    fn release_window(&mut self) {
+        if self.window.is_null() {
+            return;
+        }
+        // SAFETY: the window was allocated by us from a context whose ops
+        // table stays valid while the device is open (libibverbs fills a
+        // missing op with one that fails); it is deallocated once (the
+        // pointer is cleared), before `buf` deregisters the memory it is
+        // bound to.
+        unsafe {
+            if let Some(dealloc) = (*(*self.window).context).ops.dealloc_mw {
+                dealloc(self.window);
+            }
+        }
+        self.window = ptr::null_mut();
+    }
+}
+
+impl Drop for Offered {
+    fn drop(&mut self) {
+        self.release_window();
+    }
+}
+
+/// How offered memory is named to the peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionKind {
+    /// A type 2 memory window bound over a memory region: the STag a
+    /// peer may invalidate remotely (InfiniBand and RoCE HCAs, rxe).
+    Window,
+    /// The memory region's own rkey (siw and devices without type 2
+    /// windows): a hardware HCA refuses to invalidate it remotely.
+    Region,
 }
 
 /// What this side asks of the connection.
@@ -393,7 +480,9 @@ pub struct Connection {
     /// waiting for a send completion).
     received: std::collections::VecDeque<Message>,
     /// Memory offered to the peer for RDMA Writes.
-    remote: Vec<Buffer>,
+    remote: Vec<Offered>,
+    /// Whether the device binds type 2 memory windows (asked once).
+    windows: Option<bool>,
     /// The protection domain (null until allocated).
     pd: *mut sys::ibv_pd,
     /// The completion queue of both send and receive (null until created).
@@ -427,6 +516,8 @@ pub struct RemoteRegion {
     pub offset: u64,
     /// Octets offered.
     pub length: u32,
+    /// Whether `handle` is a memory window's or the region's own.
+    pub kind: RegionKind,
 }
 
 /// What the responder sent when it accepted.
@@ -584,6 +675,7 @@ impl Connection {
             send_busy: false,
             received: Default::default(),
             remote: Vec::new(),
+            windows: None,
             pd: ptr::null_mut(),
             cq: ptr::null_mut(),
             id,
@@ -753,7 +845,6 @@ impl Connection {
     fn post_send(&mut self, mut sge: sys::ibv_sge, invalidate: Option<u32>) -> Result<(), Error> {
         // SAFETY: ibv_send_wr is plain old data; zeros are valid.
         let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
-        wr.wr_id = u64::MAX;
         wr.sg_list = &mut sge;
         wr.num_sge = 1;
         wr.opcode = sys::IBV_WR_SEND;
@@ -761,10 +852,19 @@ impl Connection {
             wr.opcode = sys::IBV_WR_SEND_WITH_INV;
             wr.__bindgen_anon_1.invalidate_rkey = rkey;
         }
+        self.post_send_wr(wr)
+    }
+
+    /// Post `wr` signaled on the send queue (its wr_id that of this
+    /// side's sends) and mark it outstanding. Whatever its scatter list
+    /// or bind names stays registered until the QP is destroyed.
+    fn post_send_wr(&mut self, mut wr: sys::ibv_send_wr) -> Result<(), Error> {
+        wr.wr_id = u64::MAX;
+        wr.next = ptr::null_mut();
         wr.send_flags = sys::IBV_SEND_SIGNALED;
         let mut bad: *mut sys::ibv_send_wr = ptr::null_mut();
         // SAFETY: as in repost, for the send queue; the caller's memory
-        // behind sge stays registered until the QP is destroyed.
+        // behind wr stays registered until the QP is destroyed.
         let ret = unsafe {
             let qp = (*self.id).qp;
             let post = (*(*qp).context)
@@ -824,13 +924,13 @@ impl Connection {
                         "receive completion for unknown buffer {i}"
                     )))?;
                     let len = (wc.byte_len as usize).min(buf.mem.len());
-                    let invalidated_rkey = if wc.wc_flags & sys::IBV_WC_WITH_INV != 0 {
-                        // SAFETY: with IBV_WC_WITH_INV the union holds the
-                        // invalidated rkey (verbs.h).
-                        Some(unsafe { wc.__bindgen_anon_1.invalidated_rkey })
-                    } else {
-                        None
-                    };
+                    let invalidated_rkey = invalidated_rkey(&wc);
+                    if let Some(k) = invalidated_rkey {
+                        self.remote
+                            .iter_mut()
+                            .filter(|o| o.handle == k)
+                            .for_each(Offered::release_window);
+                    }
                     self.received.push_back(Message {
                         data: buf.mem[..len].to_vec(),
                         invalidated_rkey,
@@ -880,12 +980,12 @@ impl Connection {
         while self.send_busy {
             self.poll_once(deadline, "a send completion")?;
         }
-        let buf = self
+        let buf = &mut self
             .remote
             .iter_mut()
-            // SAFETY: each mr is live while its buffer is.
-            .find(|b| unsafe { (*b.mr).rkey } == region.handle)
-            .ok_or(Error::Invalid("no such region".into()))?;
+            .find(|o| o.handle == region.handle)
+            .ok_or(Error::Invalid("no such region".into()))?
+            .buf;
         if message.len() > buf.mem.len() {
             return Err(Error::Invalid("the message exceeds the region".into()));
         }
@@ -904,21 +1004,133 @@ impl Connection {
     }
 
     /// Register `len` zeroed octets the peer may RDMA Write into, kept
-    /// until the connection is dropped.
-    pub fn offer_remote_write(&mut self, len: u32) -> Result<RemoteRegion, Error> {
+    /// until the connection is dropped. Where the device binds type 2
+    /// memory windows the STag offered is a window's bound over them (the
+    /// kind of STag a peer may invalidate remotely, so that a Send With
+    /// Invalidate completes and names it); elsewhere the region's own
+    /// rkey.
+    /// The bind waits for its completion until `deadline`; a failed bind
+    /// leaves the QP in error, as any failed work request.
+    pub fn offer_remote_write(
+        &mut self,
+        len: u32,
+        deadline: Instant,
+    ) -> Result<RemoteRegion, Error> {
+        if self.binds_windows() {
+            if let Some(region) = self.offer_window(len, deadline)? {
+                return Ok(region);
+            }
+            // The provider could not allocate one after all.
+            self.windows = Some(false);
+        }
         let mut buf = Buffer::with_access(
             self.pd,
             len as usize,
             sys::IBV_ACCESS_LOCAL_WRITE | sys::IBV_ACCESS_REMOTE_WRITE,
         )?;
+        // SAFETY: mr is live while buf is.
+        let handle = unsafe { (*buf.mr).rkey };
         let region = RemoteRegion {
-            // SAFETY: mr is live while buf is.
-            handle: unsafe { (*buf.mr).rkey },
+            handle,
             offset: buf.mem.as_mut_ptr() as u64,
             length: len,
+            kind: RegionKind::Region,
         };
-        self.remote.push(buf);
+        self.remote.push(Offered {
+            buf,
+            handle,
+            window: ptr::null_mut(),
+        });
         Ok(region)
+    }
+
+    /// Whether the device says it binds type 2 memory windows (asked once
+    /// per connection; a provider that then cannot allocate one turns it
+    /// off).
+    fn binds_windows(&mut self) -> bool {
+        if let Some(known) = self.windows {
+            return known;
+        }
+        // SAFETY: ibv_device_attr is plain old data; zeros are valid.
+        let mut attr: sys::ibv_device_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: live id bound to a device (the QP exists); verbs is its
+        // context, whose ops table the provider filled; attr is valid for
+        // the call.
+        let known = unsafe {
+            let verbs = (*self.id).verbs;
+            !verbs.is_null()
+                && sys::ibv_query_device(verbs, &mut attr) == 0
+                && attr.max_mw > 0
+                && attr.device_cap_flags
+                    & (sys::IBV_DEVICE_MEM_WINDOW_TYPE_2A | sys::IBV_DEVICE_MEM_WINDOW_TYPE_2B)
+                    != 0
+        };
+        self.windows = Some(known);
+        known
+    }
+
+    /// [`Connection::offer_remote_write`] through a type 2 memory window:
+    /// allocate it, bind it over new memory with a Bind work request on
+    /// this QP (remote write only) and wait until `deadline` for the
+    /// bind's completion. `None` if the provider cannot allocate a window.
+    fn offer_window(&mut self, len: u32, deadline: Instant) -> Result<Option<RemoteRegion>, Error> {
+        while self.send_busy {
+            self.poll_once(deadline, "a send completion")?;
+        }
+        // Local write only (what binding a window with remote write needs,
+        // IBA C10-74): the memory is remotely writable through the window
+        // alone, and not once the window is invalidated.
+        let mut buf = Buffer::with_access(
+            self.pd,
+            len as usize,
+            sys::IBV_ACCESS_LOCAL_WRITE | sys::IBV_ACCESS_MW_BIND,
+        )?;
+        let offset = buf.mem.as_mut_ptr() as u64;
+        let mr = buf.mr;
+        // SAFETY: live PD; its context's ops table is the provider's
+        // (libibverbs fills a missing op with one that fails).
+        let window = unsafe {
+            match (*(*self.pd).context).ops.alloc_mw {
+                Some(alloc) => alloc(self.pd, sys::IBV_MW_TYPE_2),
+                None => ptr::null_mut(),
+            }
+        };
+        if window.is_null() {
+            return Ok(None);
+        }
+        // A new key in the low octet for this binding (ibv_inc_rkey()).
+        // SAFETY: window is live (just allocated).
+        let old = unsafe { (*window).rkey };
+        let handle = (old & !0xff) | (old.wrapping_add(1) & 0xff);
+        // Owned from here: freed with the connection whatever follows.
+        self.remote.push(Offered {
+            buf,
+            handle,
+            window,
+        });
+        // SAFETY: ibv_send_wr is plain old data; zeros are valid.
+        let mut wr: sys::ibv_send_wr = unsafe { std::mem::zeroed() };
+        wr.opcode = sys::IBV_WR_BIND_MW;
+        wr.__bindgen_anon_2.bind_mw = sys::ibv_send_wr__bindgen_ty_4__bindgen_ty_1 {
+            mw: window,
+            rkey: handle,
+            bind_info: sys::ibv_mw_bind_info {
+                mr,
+                addr: offset,
+                length: u64::from(len.max(1)),
+                mw_access_flags: sys::IBV_ACCESS_REMOTE_WRITE,
+            },
+        };
+        self.post_send_wr(wr)?;
+        while self.send_busy {
+            self.poll_once(deadline, "the memory window's bind")?;
+        }
+        Ok(Some(RemoteRegion {
+            handle,
+            offset,
+            length: len,
+            kind: RegionKind::Window,
+        }))
     }
 
     /// Disconnect and wait (until `timeout`) for the CM to confirm.
@@ -1164,10 +1376,14 @@ impl Drop for Request<'_> {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        // Windows first: on rxe a bound window holds the QP, whose
+        // destruction would wait for it (Offered::release_window).
+        self.remote.iter_mut().for_each(Offered::release_window);
         // SAFETY: each object was created by us and is destroyed once, in
-        // dependency order: the QP (which references the CQ, PD and the
-        // buffers' MRs) first, then MRs, CQ, PD and the id. The channel is
-        // a later field and is destroyed after.
+        // dependency order: the windows (above, which reference the QP and
+        // the MRs), the QP (which references the CQ, PD and the buffers'
+        // MRs), then MRs, CQ, PD and the id. The channel is a later field
+        // and is destroyed after.
         unsafe {
             if self.connected {
                 sys::rdma_disconnect(self.id);
@@ -1300,6 +1516,7 @@ mod tests {
                     send_busy: false,
                     received: Default::default(),
                     remote: Vec::new(),
+                    windows: Some(false),
                     pd: ptr::null_mut(),
                     cq,
                     id,
@@ -1309,6 +1526,29 @@ mod tests {
                 })
             }
         }
+    }
+
+    #[test]
+    fn with_invalidate_as_libibverbs_and_as_rxe_report_it() {
+        let wc = |flags: u32, rkey: u32| {
+            // SAFETY: test only: plain old data, zeros are valid.
+            let mut wc: sys::ibv_wc = unsafe { std::mem::zeroed() };
+            wc.wc_flags = flags;
+            wc.__bindgen_anon_1.invalidated_rkey = rkey;
+            wc
+        };
+        assert_eq!(
+            invalidated_rkey(&wc(sys::IBV_WC_WITH_INV, 0x1234)),
+            Some(0x1234)
+        );
+        // rxe: the kernel's IB_WC_WITH_INVALIDATE (bit 2), with IB_WC_GRH.
+        assert_eq!(invalidated_rkey(&wc(1 | 4, 0x800_0593)), Some(0x800_0593));
+        // A plain Send: rxe zeroes the union.
+        assert_eq!(invalidated_rkey(&wc(1, 0)), None);
+        assert_eq!(invalidated_rkey(&wc(1 | 4, 0)), None);
+        // With immediate data the union is that data.
+        assert_eq!(invalidated_rkey(&wc(1 | 2 | 4, 0x1234)), None);
+        assert_eq!(invalidated_rkey(&wc(0, 0x1234)), None);
     }
 
     #[test]

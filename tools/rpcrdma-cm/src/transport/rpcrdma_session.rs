@@ -79,15 +79,20 @@ pub(crate) enum Answer {
 }
 
 impl Answer {
-    /// The STag the Send invalidated, or whether it tried.
-    pub(crate) fn with_invalidate(&self) -> bool {
+    /// The STag the Send invalidated, as the receive completion reported
+    /// it (`None` also for a Send With Invalidate the device refused).
+    pub(crate) fn invalidated(&self) -> Option<u32> {
         match self {
             Answer::Inline { invalidated, .. }
             | Answer::InChunk { invalidated }
-            | Answer::ErrChunk { invalidated, .. } => invalidated.is_some(),
-            Answer::InvalidateRefused => true,
-            Answer::Other(_) => false,
+            | Answer::ErrChunk { invalidated, .. } => *invalidated,
+            Answer::InvalidateRefused | Answer::Other(_) => None,
         }
+    }
+
+    /// Whether the Send came With Invalidate, or tried to.
+    pub(crate) fn with_invalidate(&self) -> bool {
+        self.invalidated().is_some() || *self == Answer::InvalidateRefused
     }
 
     /// In words.
@@ -107,13 +112,17 @@ impl Answer {
                 inv(invalidated)
             ),
             Answer::InChunk { invalidated } => {
-                format!("RDMA_NOMSG, the Reply in the Reply chunk{}", inv(invalidated))
+                format!(
+                    "RDMA_NOMSG, the Reply in the Reply chunk{}",
+                    inv(invalidated)
+                )
             }
             Answer::ErrChunk { invalidated, .. } => {
                 format!("RDMA_ERROR ERR_CHUNK{}", inv(invalidated))
             }
             Answer::InvalidateRefused => {
-                "a Send With Invalidate (this device refused to invalidate the STag: REM_INV_REQ_ERR)"
+                "a receive error REM_INV_REQ_ERR (remote invalid request: most likely a Send \
+                 With Invalidate of an STag this device would not invalidate)"
                     .into()
             }
             Answer::Other(s) => s.clone(),
@@ -257,10 +266,21 @@ impl Session {
         };
         self.xid = self.xid.wrapping_add(1);
         let xid = self.xid;
+        self.last_region = None;
+        let Some(timeout) = self.budget.next() else {
+            return Answer::Other(DEADLINE_PASSED.into());
+        };
+        let deadline = Instant::now() + timeout;
         let region = if reply_chunk {
-            match conn.offer_remote_write(REPLY_CHUNK) {
+            match conn.offer_remote_write(REPLY_CHUNK, deadline) {
                 Ok(r) => Some(r),
-                Err(e) => return Answer::Other(format!("register a Reply chunk: {e}")),
+                Err(e) => {
+                    // A failed bind leaves the QP in error.
+                    if matches!(e, RdmaError::Completion { .. } | RdmaError::Timeout { .. }) {
+                        self.conn = None;
+                    }
+                    return Answer::Other(format!("offer a Reply chunk: {e}"));
+                }
             }
         } else {
             None
@@ -270,10 +290,6 @@ impl Session {
         let mut body = rpc.to_vec();
         body[..4].copy_from_slice(&xid.to_be_bytes());
         msg.extend_from_slice(&body);
-        let Some(timeout) = self.budget.next() else {
-            return Answer::Other(DEADLINE_PASSED.into());
-        };
-        let deadline = Instant::now() + timeout;
         if let Err(e) = conn.send(&msg, MAX_CALL, deadline) {
             self.conn = None;
             return Answer::Other(format!("send: {e}"));
@@ -340,6 +356,11 @@ impl Session {
                 return Some(false);
             }
         }
+    }
+
+    /// The Reply chunk the last call offered, if it offered one.
+    pub(crate) fn last_region(&self) -> Option<RemoteRegion> {
+        self.last_region
     }
 
     /// Whether the connection runs over iWARP (false once lost).
@@ -431,6 +452,7 @@ mod tests {
             handle: 0x1234,
             offset: 0x1_0000_0002,
             length: 4096,
+            kind: rdmacm::RegionKind::Window,
         };
         let h = transport_header(7, Some(r));
         assert_eq!(h.len(), 48);

@@ -61,7 +61,7 @@ const DEFAULT_INLINE: u32 = 1024;
 #[command(after_help = concat!(
     "Example:\n",
     "  $ rpcrdma-cm conform 192.168.100.1\n",
-    "  NOT CONFORMANT: 35 pass, 6 fail, 3 not applicable, 0 could not tell (6 of the failures a known deviation, XFAIL below)\n",
+    "  NOT CONFORMANT: 38 pass, 6 fail, 3 not applicable, 0 could not tell (6 of the failures a known deviation, XFAIL below)\n",
     "  192.168.100.1:20049 over InfiniBand/RoCE: Accept f6ab0e1801010303\n",
     "  pass  §4          accept.magic: the Accept's message starts with the magic ...\n",
     "        sent: private data f6ab0e180100ffff\n",

@@ -78,8 +78,10 @@ pub(crate) struct RespondArgs {
     /// refuse-above=OCTETS (ERR_CHUNK above OCTETS though the threshold
     /// allows more), threshold-off=[+|-]OCTETS (the threshold moved by
     /// that many octets), ignore-recv-size (hold Replies to its own send
-    /// size only), invalidate (Send With Invalidate whatever the R bits)
-    /// or refuse-null (ERR_CHUNK for the NULL procedure's Reply).
+    /// size only), invalidate (Send With Invalidate whatever the R bits),
+    /// invalidate-previous (With Invalidate of the previous call's STag,
+    /// not one of the request answered) or refuse-null (ERR_CHUNK for
+    /// the NULL procedure's Reply).
     #[arg(long, requires = "answer_rpc", value_parser = rpc::fault)]
     pub fault: Option<rpc::Fault>,
     /// Stop after this many connect requests (default: until killed).

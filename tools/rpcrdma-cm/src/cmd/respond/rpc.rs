@@ -56,6 +56,10 @@ pub(crate) enum Fault {
     /// Every Reply is a Send With Invalidate of the call's first STag,
     /// whatever the R bits (RFC 8797 section 3.2).
     Invalidate,
+    /// Every Reply to a call offering an STag is a Send With Invalidate
+    /// of the previous such call's first STag on the connection (a stale
+    /// STag, not of the request it answers; the first is a plain Send).
+    InvalidatePrevious,
     /// ERR_CHUNK for the NULL procedure's Reply to a call without chunks,
     /// however small (breaks "accepts the connection and answers a NULL
     /// call"; a call offering chunks is answered as usual).
@@ -71,6 +75,7 @@ pub(crate) fn fault(s: &str) -> Result<Fault, String> {
     match s {
         "ignore-recv-size" => Ok(Fault::IgnoreRecvSize),
         "invalidate" => Ok(Fault::Invalidate),
+        "invalidate-previous" => Ok(Fault::InvalidatePrevious),
         "refuse-null" => Ok(Fault::RefuseNull),
         _ => {
             if let Some(n) = s.strip_prefix("refuse-above=") {
@@ -88,7 +93,7 @@ pub(crate) fn fault(s: &str) -> Result<Fault, String> {
                     .ok_or_else(|| format!("'{n}' is not a signed octet count of at most 1 MiB"));
             }
             Err(format!(
-                "'{s}': refuse-above=OCTETS, threshold-off=[+|-]OCTETS, ignore-recv-size, invalidate or refuse-null"
+                "'{s}': refuse-above=OCTETS, threshold-off=[+|-]OCTETS, ignore-recv-size, invalidate, invalidate-previous or refuse-null"
             ))
         }
     }
@@ -313,6 +318,8 @@ pub(crate) fn serve(
         Some(Fault::ThresholdOff(n)) => (own_send.min(peer_recv) as i64 + n).max(0) as usize,
         _ => own_send.min(peer_recv),
     };
+    // The first STag of the last call that offered one (invalidate-previous).
+    let mut previous = None;
     loop {
         if Instant::now() >= deadline {
             return Ok(());
@@ -354,8 +361,13 @@ pub(crate) fn serve(
         };
         let send_deadline = Instant::now() + Duration::from_secs(10);
         let max = reply.len().max(262_144);
-        match (fault, stag) {
-            (Some(Fault::Invalidate), Some(rkey)) => {
+        let stale = match stag {
+            Some(_) => std::mem::replace(&mut previous, stag),
+            None => None,
+        };
+        match (fault, stag, stale) {
+            (Some(Fault::Invalidate), Some(rkey), _)
+            | (Some(Fault::InvalidatePrevious), Some(_), Some(rkey)) => {
                 conn.send_with_invalidate(&reply, max, rkey, send_deadline)?
             }
             _ => conn.send(&reply, max, send_deadline)?,
@@ -372,6 +384,7 @@ mod tests {
         assert_eq!(fault("refuse-above=2048"), Ok(Fault::RefuseAbove(2048)));
         assert_eq!(fault("ignore-recv-size"), Ok(Fault::IgnoreRecvSize));
         assert_eq!(fault("invalidate"), Ok(Fault::Invalidate));
+        assert_eq!(fault("invalidate-previous"), Ok(Fault::InvalidatePrevious));
         assert_eq!(fault("refuse-null"), Ok(Fault::RefuseNull));
         assert_eq!(fault("threshold-off=-1"), Ok(Fault::ThresholdOff(-1)));
         assert_eq!(fault("threshold-off=+4"), Ok(Fault::ThresholdOff(4)));
