@@ -27,6 +27,10 @@
 #               no result, is a failure; a program skipped as a whole is a
 #               failure unless RPCRDMA_CM_ALLOW_SKIP=prog1,prog2 allows it):
 #               all of them on the full base, CHECK_CUT_PROGS on the other
+#   conform mutant  scripts/check/conform-mutant.sh before the full base's
+#               guest suite (one test: it builds); its conform_tool.sh then
+#               runs the mutant and must catch it (one of its results;
+#               not run when the build failed, so one fault counts once)
 #   two-guest   scripts/guest/two-guest.sh on the full base (each KTAP test counts;
 #               fewer than its plan or a non-zero exit without a failing
 #               test is a failure)
@@ -279,7 +283,17 @@ guest_suite() {
 }
 
 if [ -n "${built[$CHECK_FULL_BASE]:-}" ]; then
-	guest_suite "$CHECK_FULL_BASE" "the whole suite, one guest, about 15 minutes under TCG"
+	# A broken conform that conform_tool.sh must catch (about 40 s to
+	# build when nothing is; its build failing is a failure, not a skip).
+	note "conform mutant (scripts/check/conform-mutant.sh)"
+	mutant=$RPCRDMA_CM_TOP/build/conform-mutant/rpcrdma-cm
+	rm -f "$mutant"
+	scripts/check/conform-mutant.sh "$mutant" >"$logs/conform-mutant.log" 2>&1
+	mutant_rc=$?
+	count "conform mutant built (build/check/conform-mutant.log)" $mutant_rc
+	[ $mutant_rc = 0 ] || mutant=
+	RPCRDMA_CM_CONFORM_MUTANT=$mutant \
+		guest_suite "$CHECK_FULL_BASE" "the whole suite, one guest, about 15 minutes under TCG"
 else
 	count "guest tests $CHECK_FULL_BASE (no kernel or module)" 1
 fi
