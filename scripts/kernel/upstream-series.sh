@@ -26,7 +26,9 @@
 #  - recipients: each patch gets To: (the maintainers) and Cc: (reviewers
 #    and lists) from the tree's scripts/get_maintainer.pl; a cover letter
 #    gets the union of its patches'.
-#  - checks: checkpatch.pl --strict on every patch; every Fixes: tag
+#  - checks: checkpatch.pl --strict on every patch; its trailers all in
+#    the block git interpret-trailers parses, and no Cc: stable on a
+#    server (svcrdma:, nfsd:) patch; every Fixes: tag
 #    checked, in LINUX_GIT (an upstream clone: the commit exists and its
 #    subject is the tag's) or else against patches/upstream/fixes-evidence
 #    (what is known of each commit, and from where); a tag found in
@@ -135,9 +137,36 @@ fixes_check() {
 	done < <(grep '^Fixes:' "$1" || true)
 	if ! grep -q '^Fixes:' "$1"; then
 		case "$set" in
-		fixes) say "  note: a fix without a Fixes: tag${2:+ ($2)}" ;;
+		*fixes) say "  note: a fix without a Fixes: tag${2:+ ($2)}" ;;
 		esac
 	fi
+}
+
+# trailers_check PATCH SUBJECT: every trailer-like line of the changelog
+# (Fixes:, Cc:, Signed-off-by: and the like) is in the trailer block git
+# parses (a blank line among them leaves the ones above it in the body,
+# where no tool reads them), and a server patch (svcrdma:, nfsd:) carries
+# no Cc: stable in mainline (the NFSD maintainer entry profile: the
+# maintainers add stable tags themselves).
+trailers_check() {
+	local msg body parsed
+	msg=$(awk '/^Subject:/ { s = 1 } s && /^---$/ { exit } s' "$1" | sed '1,/^$/d')
+	body=$(grep -E '^([A-Za-z][A-Za-z0-9-]*-by|Fixes|Cc|Link|Closes): ' <<<"$msg" || true)
+	parsed=$(git interpret-trailers --parse <<<"$msg")
+	if [ "$body" = "$parsed" ]; then
+		say "  trailers: $(grep -c . <<<"$parsed") parsed by git interpret-trailers"
+	else
+		bad "trailers: git interpret-trailers parses '$(echo "$parsed" | paste -sd'|')', the changelog has '$(echo "$body" | paste -sd'|')'"
+	fi
+	# (mainline only: a stable backport carries the upstream changelog,
+	# which the maintainers may have given the tag)
+	case "$base:$2" in
+	7.3:svcrdma:* | 7.3:nfsd:* | 7.3:NFSD:*)
+		if grep -qiE '^Cc: .*stable@(vger\.)?kernel\.org' <<<"$msg"; then
+			bad "a server patch with Cc: stable (the NFSD maintainers add stable tags themselves)"
+		fi
+		;;
+	esac
 }
 
 # recipients PATCH: "to" and "cc" lines for PATCH from get_maintainer.pl.
@@ -293,6 +322,7 @@ commit $id upstream.\\
 			else
 				bad "checkpatch --strict: $(echo "$out" | head -3 | tr '\n' ' ')"
 			fi
+			trailers_check "$p" "$subj"
 			fixes_check "$p" "$(awk -F'\t' -v s="$subj" \
 				'$1 == "nofixes" && index(s, $2) == 1 { print $3 }' "$UP/fixes-evidence")"
 		done

@@ -97,7 +97,7 @@ def decode(data):
 
     Not conforming (RFC 5: "does not receive a CM Private Data message which
     conforms"): fewer than 8 octets (none at all, or iWARP delivering a short
-    one exactly: design, patches 1 and 2), a magic other than 0xf6ab0e18 read
+    one exactly: design.rst, the length checks), a magic other than 0xf6ab0e18 read
     big-endian, a version other than 1. All-zero data of any length (what
     IB/RoCE deliver when the peer sent nothing: the CM area is zero-padded,
     6.12.md; over iWARP, zeros as sent) carries no message at all; it is
@@ -192,7 +192,7 @@ DEVICE_CAN_INVALIDATE = {"rxe": True, "siw": True}
 # IB/RoCE (rxe): the CM message's whole area, zero-padded: 56 octets in a
 # REQ (92 less rdma_cm's 36-octet header), 196 in a REP (6.12.md, rdma_cm
 # facts; admin, debugfs peer_pdata_len). iWARP (siw): exactly what was sent
-# (design, patches 1 and 2), nothing when nothing was sent.
+# (design.rst, the length checks), nothing when nothing was sent.
 PADDED_LEN = {"rxe": {"req": 56, "rep": 196}, "siw": None}
 
 # --- The row's sides ---------------------------------------------------
