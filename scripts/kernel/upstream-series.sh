@@ -22,7 +22,10 @@
 #    has more than one patch, a cover letter from
 #    patches/upstream/cover-<base>-<set>.txt. A set's base-commit is the
 #    source it was built on; the sets before it are prerequisite-patch-id
-#    lines, as git format-patch --base writes them.
+#    lines, as git format-patch --base writes them, except for a set whose
+#    name ends in "fixes": it goes to its own tree, so its patches are
+#    re-applied on the base alone (no prerequisite; one that does not
+#    apply there fails the run).
 #  - recipients: each patch gets To: (the maintainers) and Cc: (reviewers
 #    and lists) from the tree's scripts/get_maintainer.pl; a cover letter
 #    gets the union of its patches'.
@@ -271,6 +274,25 @@ for base in "${bases[@]}"; do
 		start=$root
 		[ $from -gt 0 ] && start=${new[$((from - 1))]}
 		n=$((to - from + 1))
+		end=${new[$to]}
+		# A fixes set goes to its own tree and applies there alone: its
+		# patches are re-applied on the base itself, so that the mail
+		# names no other set as a prerequisite (and a set that needs
+		# another fails here).
+		if [[ $set == *fixes ]] && [ "$start" != "$root" ]; then
+			start=$root end=$root
+			for k in $(seq "$from" "$to"); do
+				GIT_INDEX_FILE=$work/index "${G[@]}" read-tree "$end"
+				"${G[@]}" diff-tree -p --binary "${new[$k]}^" "${new[$k]}" |
+					GIT_INDEX_FILE=$work/index "${G[@]}" apply --cached ||
+					{ bad "$set: $("${G[@]}" log -1 --format=%s "${new[$k]}") does not apply on the base without the earlier sets"; continue 2; }
+				end=$(GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
+					GIT_AUTHOR_DATE=$("${G[@]}" log -1 --format=%aD "${new[$k]}") \
+					GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
+					"${G[@]}" commit-tree "$(GIT_INDEX_FILE=$work/index "${G[@]}" write-tree)" -p "$end" \
+					-m "$("${G[@]}" log -1 --format=%B "${new[$k]}")")
+			done
+		fi
 		[ $preview = 1 ] && prefix="PREVIEW $prefix"
 		dir=$OUT/$base/$set
 		args=(-q --zero-commit --base="$root" --subject-prefix="$prefix" -o "$dir")
@@ -278,9 +300,9 @@ for base in "${bases[@]}"; do
 		# The cover letter's From and every Message-ID come from these.
 		GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
 			GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
-			"${G[@]}" format-patch "${args[@]}" "$start..${new[$to]}"
+			"${G[@]}" format-patch "${args[@]}" "$start..$end"
 		say ""
-		say "-- $base $set: $n patch(es), [$prefix], base-commit: Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION ($root)"
+		say "-- $base $set: $n patch(es), [$prefix], base-commit: Debian $KBASE_SOURCE_PKG $KBASE_SOURCE_VERSION ($root)$([ "$start" = "$root" ] && echo ", no prerequisite")"
 		all_to=() all_cc=()
 		k=$from
 		for p in "$dir"/*.patch; do
