@@ -30,10 +30,10 @@ mkdir -p "$src"
 git -C "$RPCRDMA_CM_TOP" ls-files -co --exclude-standard -z tools rust |
 	tar -C "$RPCRDMA_CM_TOP" --null -T - -cf - | tar -C "$src" -xf -
 file=$src/tools/rpcrdma-cm/src/cmd/conform/threshold.rs
-from='("below", at)'
-to='("below", at - 28)'
+from='(Edge::Below, at)'
+to='(Edge::Below, at - 28)'
 grep -qF "$from" "$file" || rpcrdma_cm_die "conform-mutant: '$from' not in $file: the mutation no longer applies"
-sed -i "s/(\"below\", at)/(\"below\", at - 28)/" "$file"
+sed -i "s/(Edge::Below, at)/(Edge::Below, at - 28)/" "$file"
 grep -qF "$to" "$file" || rpcrdma_cm_die "conform-mutant: the mutation did not apply to $file"
 cargo build --quiet --release --manifest-path "$src/tools/Cargo.toml" --target-dir "$dir/target" -p rpcrdma-cm-tools
 cp "$dir/target/release/rpcrdma-cm" "$out"

@@ -113,14 +113,35 @@ fn judge_reply(answer: &Answer, predicted: u32, threshold: u32) -> Verdict {
     }
 }
 
+/// The two checks of a threshold: a Reply exactly at it, and one above it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Edge {
+    /// Within the threshold: must come inline.
+    Below,
+    /// Above it: must not (ERR_CHUNK without a Reply chunk).
+    Above,
+}
+
+impl Edge {
+    /// Both, in the order the checks are made.
+    const BOTH: [Edge; 2] = [Edge::Below, Edge::Above];
+
+    /// The last part of the check's id.
+    fn name(self) -> &'static str {
+        match self {
+            Edge::Below => "below",
+            Edge::Above => "above",
+        }
+    }
+}
+
 /// The requirement of the `below` or `above` check of a threshold.
-fn requirement(what: &str, name: &str, threshold: u32) -> String {
-    if name == "below" {
-        format!("{what}: a Reply of up to {threshold} octets comes inline")
-    } else {
-        format!(
+fn requirement(what: &str, edge: Edge, threshold: u32) -> String {
+    match edge {
+        Edge::Below => format!("{what}: a Reply of up to {threshold} octets comes inline"),
+        Edge::Above => format!(
             "{what}: no inline Reply above {threshold} octets (ERR_CHUNK without a Reply chunk)"
-        )
+        ),
     }
 }
 
@@ -133,11 +154,11 @@ fn unjudged_thresholds(
     threshold: u32,
     why: &str,
 ) {
-    for name in ["below", "above"] {
+    for edge in Edge::BOTH {
         c.add(
-            format!("{}.{name}", case.id),
+            format!("{}.{}", case.id, edge.name()),
             case.section,
-            requirement(case.what, name, threshold),
+            requirement(case.what, edge, threshold),
             sent,
             why,
             Verdict::CouldNotTell,
@@ -313,9 +334,9 @@ fn edge_checks(
 ) -> bool {
     let mut unanswered = false;
     let at = threshold / 4 * 4;
-    for (name, target) in [("below", at), ("above", at + 4)] {
-        let id = format!("{}.{name}", case.id);
-        let rule = requirement(case.what, name, threshold);
+    for (edge, target) in [(Edge::Below, at), (Edge::Above, at + 4)] {
+        let id = format!("{}.{}", case.id, edge.name());
+        let rule = requirement(case.what, edge, threshold);
         let Some((probe, call)) = sizes
             .probe(target)
             .and_then(|p| sizes.call(&p).map(|call| (p, call)))
@@ -357,7 +378,7 @@ fn edge_checks(
         if let (Verdict::Fail, Answer::Inline { len, .. }, Some(why)) =
             (verdict, &a, case.deviation)
         {
-            if name == "above" && *len as u32 <= server.send {
+            if edge == Edge::Above && *len as u32 <= server.send {
                 if let Some(k) = c.list.last_mut() {
                     k.known_deviation = Some(why);
                 }
