@@ -6,9 +6,9 @@
 //! With Invalidate names is one of the request it answers.
 
 use super::accept::ServerLimits;
-use super::{message, shown, twice_if_unseen, Checks, Verdict};
+use super::{message, refusal_text, shown, twice_if_unseen, Checks, Verdict};
 use crate::oncrpc::{null_call, NFS_PROGRAM};
-use crate::transport::rpcrdma_session::{Answer, Budget, Refusal, Session, REPLY_CHUNK};
+use crate::transport::rpcrdma_session::{Answer, Budget, Session, REPLY_CHUNK};
 use rdmacm::RegionKind;
 use std::net::SocketAddr;
 
@@ -91,7 +91,7 @@ fn remote_invalidation_once(
 ) -> (String, Verdict) {
     let mut s = match Session::open(addr, pdata, budget) {
         Ok(s) => s,
-        Err(refusal) => return (refused(refusal), Verdict::CouldNotTell),
+        Err(refusal) => return (refusal_text(&refusal), Verdict::CouldNotTell),
     };
     let server = ServerLimits::of(&s.accept);
     if requester_r && server.remote_invalidation {
@@ -157,7 +157,7 @@ fn offered_stag_check(c: &mut Checks, addr: SocketAddr, budget: Budget) {
 fn offered_stag_once(addr: SocketAddr, budget: Budget, pdata: &[u8]) -> (String, Verdict) {
     let mut s = match Session::open(addr, Some(pdata), budget) {
         Ok(s) => s,
-        Err(refusal) => return (refused(refusal), Verdict::CouldNotTell),
+        Err(refusal) => return (refusal_text(&refusal), Verdict::CouldNotTell),
     };
     let server = ServerLimits::of(&s.accept);
     let mut seen = Vec::new();
@@ -229,14 +229,6 @@ fn offered_stag_once(addr: SocketAddr, budget: Budget, pdata: &[u8]) -> (String,
             ),
             Verdict::NotApplicable,
         )
-    }
-}
-
-/// What a refused connection says.
-fn refused(refusal: Refusal) -> String {
-    match refusal {
-        Refusal::Rejected(reason, _) => format!("rejected (reason {reason})"),
-        Refusal::Local(e) | Refusal::Error(e) => e,
     }
 }
 
