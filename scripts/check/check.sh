@@ -26,7 +26,9 @@
 #               that fails without a failing subtest of its own, or prints
 #               no result, is a failure; a program skipped as a whole is a
 #               failure unless RPCRDMA_CM_ALLOW_SKIP=prog1,prog2 allows it):
-#               all of them on the full base, CHECK_CUT_PROGS on the other
+#               all of them on the full base, CHECK_CUT_PROGS on the other;
+#               each base's in two one-vCPU guests side by side
+#               (CHECK_LANE2_PROGS in the second, guest_suite says why)
 #   conform mutant  scripts/check/conform-mutant.sh before the full base's
 #               guest suite (one test: it builds); its conform_tool.sh then
 #               runs the mutant and must catch it (one of its results;
@@ -39,7 +41,8 @@
 #   stock kernels  scripts/kernel/build-kernel.sh stock per base, the unpatched peers
 #               of the interop matrix, built incrementally from the test
 #               kernel's tree (one test each), in the background after the
-#               cut base's kernel
+#               cut base's kernel (scripts/check/background.sh: the chain
+#               of background builds, in a scheduler autogroup of its own)
 #   interop     scripts/guest/interop.sh --cut on the full base and --cross, the
 #               rows that pair 7.3 with 6.12 (each KTAP test counts); the
 #               rows' files are kept in build/check/interop-kept, so that
@@ -106,6 +109,9 @@ case "$CHECK_FULL_BASE" in
 *) rpcrdma_cm_die "CHECK_FULL_BASE=$CHECK_FULL_BASE: the bases are 7.3 and 6.12" ;;
 esac
 CHECK_CUT_PROGS=${CHECK_CUT_PROGS:-module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh cm_negotiation.sh stock_transports.sh conform_tool.sh cm_iwarp_short.sh dmesg_clean.sh}
+# The programs of the second guest of each base's suite (guest_suite):
+# about half of the suite's time each (conform_tool.sh alone is a third).
+CHECK_LANE2_PROGS=${CHECK_LANE2_PROGS:-conform_tool.sh cm_tools.sh cm_data_path.sh cm_long_answer.sh cm_fault_injection.sh cm_storm.sh cm_in_tree.sh}
 
 declare -A built=()
 
@@ -141,57 +147,22 @@ build_base() {
 	tally_ktap "lint $base" "$logs/lint-$base.ktap" "$lint_rc"
 }
 
-# The other kernels build in the background at the lowest CPU priority,
+# The other kernels build in the background at the lowest CPU priority
+# (scripts/check/background.sh: a session and scheduler autogroup of
+# their own at nice 19, which is what lets the guests have the cores),
 # started before the full base's kernel, which builds in the foreground:
 # a kernel build leaves a core idle in its serial stretches (the Rust
-# crates, the link), which the background build takes; later a TCG guest
-# keeps about one of the two cores busy and the builds take the rest
-# (measured on a fresh machine before this order: the 6.12 build ran
-# 1501 s beside the guests, which it slowed by about 350 s, and was
-# waited for 94 s). In order, each after the one before: the cut base's
-# test kernel, then (once the full base's kernel is built: the stock
-# kernels build incrementally from the test kernels' trees) the stock
-# kernels of both bases, then the distribution's modules. Each writes its
-# exit status to build/check/bg-NAME.rc; wait_background reads it.
-# bg_step NAME LOG BASE CMD...: one of them.
-bg_step() {
-	local name=$1 log=$2 base=$3 rc
-	shift 3
-	kbase_set "$base"
-	"$@" >"$log" 2>&1
-	rc=$?
-	echo "$rc" >"$logs/bg-$name.rc"
-	return "$rc"
-}
+# crates, the link), which the background build takes; later the guests
+# take the cores and the builds what the guests leave. In order, each
+# after the one before: the cut base's test kernel, then (once the full
+# base's kernel is built: the stock kernels build incrementally from the
+# test kernels' trees) the stock kernels of both bases, then the
+# distribution's modules. Each writes its exit status to
+# build/check/bg-NAME.rc; wait_background reads it.
 # Debian's 6.12 release in scripts/distro/debian.pins.
 distro_lts=$(awk '!/^#/ && $1 ~ /^6[.]12[.]/ { print $1; exit }' scripts/distro/debian.pins)
-(
-	renice -n 19 -p "$BASHPID" >/dev/null
-	bg_step kernel-$cut_base "$logs/kernel-$cut_base.log" "$cut_base" \
-		scripts/kernel/build-kernel.sh default
-	while [ ! -f "$logs/fg-kernel.rc" ]; do
-		sleep 5
-	done
-	[ "$(cat "$logs/fg-kernel.rc")" = 0 ] &&
-		bg_step stock-$CHECK_FULL_BASE "$logs/stock-kernel-$CHECK_FULL_BASE.log" "$CHECK_FULL_BASE" \
-			scripts/kernel/build-kernel.sh stock
-	[ "$(cat "$logs/bg-kernel-$cut_base.rc")" = 0 ] &&
-		bg_step stock-$cut_base "$logs/stock-kernel-$cut_base.log" "$cut_base" \
-			scripts/kernel/build-kernel.sh stock
-	# rpcrdma.ko and rpcrdma_cm.ko for Debian's own 7.3 kernel (its build
-	# root and the kernel crate's metadata are cached like the kernels).
-	bg_step distro "$logs/distro-build.log" 7.3 scripts/distro/distro.sh build
-	# rpcrdma.ko alone for Debian 12's 6.12 kernel (no Rust there): its
-	# build is the smoke cut in make check (against Debian's headers and
-	# their Module.symvers: an import the kernel does not export stops
-	# modpost); booting it is make distro-check's.
-	if [ -n "$distro_lts" ]; then
-		bg_step distro-lts "$logs/distro-lts-build.log" 6.12 scripts/distro/distro.sh build "$distro_lts"
-	else
-		echo "no 6.12 release pinned in scripts/distro/debian.pins" >"$logs/distro-lts-build.log"
-		echo 1 >"$logs/bg-distro-lts.rc"
-	fi
-) </dev/null &
+setsid scripts/check/background.sh "$logs" "$CHECK_FULL_BASE" "$cut_base" "$distro_lts" \
+	</dev/null >"$logs/background.log" 2>&1 &
 background=$!
 # kill_tree PID: PID and everything it started (the background builds when
 # the run is interrupted or ends early).
@@ -235,27 +206,54 @@ count "tools build (build/check/tools.log)" $?
 # guest_suite BASE WHAT PROGS...: the guest selftests of BASE (all with no
 # PROGS), tallied.
 guest_suite() {
-	local base=$1 what=$2 st_rc failed_before programs
+	local base=$1 what=$2 st_rc failed_before programs p lane1=() lane2=() lane_pid
 	shift 2
 	kbase_set "$base"
 	note "selftests $base ($what)"
-	# The smoke cuts: the reload stress at 20 rmmod/insmod cycles under I/O
-	# (cm_reload.sh's own default, 50, in make selftests, check-debug and
-	# by hand), and the negotiation matrix at its corners (1 KB and 64 KB
-	# each way) with the asymmetric pair (the 4x4 matrix by hand), about
-	# 4 minutes less under TCG.
-	RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-20} \
-		RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536} \
-		run_step "selftests $base" "$logs/selftests-$base.log" progress_ktap scripts/guest/selftests.sh "$@"
-	st_rc=$?
-	# Each subtest counts; each program's result is paired with its own
-	# subtests; a whole-program skip fails unless RPCRDMA_CM_ALLOW_SKIP
-	# names the program.
 	if [ $# -gt 0 ]; then
 		programs=("$@")
 	else
 		read -r -a programs <<<"$(sed -n 's/^TEST_PROGS := //p' selftests/rpcrdma_cm/Makefile)"
 	fi
+	# Two lanes, two guests of one vCPU side by side: CHECK_LANE2_PROGS in
+	# the second, the rest in the first, dmesg_clean.sh last in both (each
+	# guest's own kernel log). Measured on idle cores: three programs in
+	# one two-vCPU guest 157 s, split over two one-vCPU guests 115 s; two
+	# two-vCPU guests side by side took 232 s (TCG's vCPUs preempted by
+	# each other): never more vCPUs than cores (measurements.rst).
+	for p in "${programs[@]}"; do
+		case " $CHECK_LANE2_PROGS " in
+		*" $p "*) lane2+=("$p") ;;
+		*) lane1+=("$p") ;;
+		esac
+	done
+	if [ ${#lane2[@]} -gt 0 ] && [[ " ${programs[*]} " == *" dmesg_clean.sh "* ]]; then
+		lane2+=(dmesg_clean.sh)
+	fi
+	# The smoke cuts: the reload stress at 20 rmmod/insmod cycles under I/O
+	# (cm_reload.sh's own default, 50, in make selftests, check-debug and
+	# by hand), and the negotiation matrix at its corners (1 KB and 64 KB
+	# each way) with the asymmetric pair (the 4x4 matrix by hand), about
+	# 4 minutes less under TCG.
+	export RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-20}
+	export RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536}
+	st_rc=0
+	if [ ${#lane2[@]} -gt 0 ] && [ ${#lane1[@]} -gt 0 ]; then
+		RPCRDMA_CM_GUEST_CPUS=1 run_step "selftests $base, lane 2" "$logs/selftests-$base-lane2.log" \
+			progress_ktap scripts/guest/selftests.sh "${lane2[@]}" &
+		lane_pid=$!
+		RPCRDMA_CM_GUEST_CPUS=1 run_step "selftests $base, lane 1" "$logs/selftests-$base-lane1.log" \
+			progress_ktap scripts/guest/selftests.sh "${lane1[@]}" || st_rc=$?
+		wait "$lane_pid" || st_rc=$?
+		# One log of the base for what reads it (conform_table.py).
+		cat "$logs/selftests-$base-lane1.log" "$logs/selftests-$base-lane2.log" >"$logs/selftests-$base.log"
+	else
+		run_step "selftests $base" "$logs/selftests-$base.log" progress_ktap \
+			scripts/guest/selftests.sh "${lane1[@]}" "${lane2[@]}" || st_rc=$?
+	fi
+	# Each subtest counts; each program's result is paired with its own
+	# subtests; a whole-program skip fails unless RPCRDMA_CM_ALLOW_SKIP
+	# names the program.
 	failed_before=$failed
 	# debugfs_unload.sh skips as a whole on a kernel whose Rust crate has
 	# no debugfs (6.12), cm_fault_injection.sh on a kernel without
@@ -293,7 +291,7 @@ if [ -n "${built[$CHECK_FULL_BASE]:-}" ]; then
 	count "conform mutant built (build/check/conform-mutant.log)" $mutant_rc
 	[ $mutant_rc = 0 ] || mutant=
 	RPCRDMA_CM_CONFORM_MUTANT=$mutant \
-		guest_suite "$CHECK_FULL_BASE" "the whole suite, one guest, about 15 minutes under TCG"
+		guest_suite "$CHECK_FULL_BASE" "the whole suite, two guests side by side, about 13 minutes under TCG"
 else
 	count "guest tests $CHECK_FULL_BASE (no kernel or module)" 1
 fi
@@ -366,7 +364,7 @@ fi
 # Debian's own 7.3 kernel image, unchanged, with the modules built for it
 # against its headers (scripts/distro/): one guest, started in the
 # background beside the stock-conformance guest below (two independent
-# guests of about one core each, side by side on the two cores).
+# guests of one vCPU each, side by side on the two cores).
 note "distribution kernel: the modules (waiting for the background build)"
 wait_background distro
 distro_rc=$?
@@ -376,7 +374,7 @@ distro_test=''
 if [ $distro_rc -eq 0 ]; then
 	note "distribution kernel: Debian's 7.3 image booted with them (one guest, about 4 minutes under TCG, in the background)"
 	(
-		RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536} \
+		RPCRDMA_CM_GUEST_CPUS=1 RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536} \
 			scripts/distro/distro-test.sh >"$logs/distro-test.log" 2>&1
 		echo $? >"$logs/distro-test.rc"
 	) </dev/null &
@@ -391,7 +389,8 @@ if [ -n "${stock[$CHECK_FULL_BASE]:-}" ]; then
 	kbase_set "$CHECK_FULL_BASE"
 	note "stock conformance on the unpatched $CHECK_FULL_BASE kernel (one guest, about 2 minutes under TCG)"
 	run_step "stock conformance" "$logs/stock-conformance.log" progress_ktap \
-		env STOCK_CONFORMANCE_KEEP="$logs/stock-conformance-guest.log" scripts/guest/stock-conformance.sh
+		env RPCRDMA_CM_GUEST_CPUS=1 STOCK_CONFORMANCE_KEEP="$logs/stock-conformance-guest.log" \
+		scripts/guest/stock-conformance.sh
 	tally_ktap stock-conformance "$logs/stock-conformance.log" $?
 else
 	count "stock conformance (no stock $CHECK_FULL_BASE kernel)" 1

@@ -27,7 +27,10 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-kdir='' kimg='' name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56 cpus=2 memory=2G
+# RPCRDMA_CM_GUEST_CPUS: the vCPUs of a guest that is not given --cpus
+# (make check runs two one-vCPU guests side by side).
+kdir='' kimg='' name=rpcrdma-cm timeout=900 net=user mac=52:54:00:12:34:56
+cpus=${RPCRDMA_CM_GUEST_CPUS:-2} memory=2G
 rwdirs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
