@@ -215,7 +215,7 @@ siw_up() {
 	if ! rdma link show siw_d0/1 >/dev/null 2>&1; then
 		ip link add rpcrdma_d0 type dummy && ip link set rpcrdma_d0 up &&
 			ip addr add $SIW_IP/24 dev rpcrdma_d0 &&
-			rdma link add siw_d0 type siw netdev rpcrdma_d0
+			rdma_link_add siw_d0 siw rpcrdma_d0
 	fi
 }
 probe_siw() {

@@ -33,7 +33,7 @@ interop_host() {
 # setup_siw NIC: a soft-iWARP device on NIC.
 setup_siw() {
 	modprobe siw 2>/dev/null || true
-	rdma link show siw0/1 >/dev/null 2>&1 || rdma link add siw0 type siw netdev "$1" || return 1
+	rdma link show siw0/1 >/dev/null 2>&1 || rdma_link_add siw0 siw "$1" || return 1
 	slowwait 30 rdma_link_active siw0/1 && return 0
 	echo "# siw0 not ACTIVE after 30 s: $(rdma link show 2>&1)"
 	return 1

@@ -54,6 +54,54 @@ rdma_resources() {
 		}'
 }
 
+# RDMA_IDLE: what each soft RDMA device held when it was added, a file a
+# device (rdma_link_add); dmesg_clean.sh waits until every device is back
+# to it before it reads the kernel log.
+RDMA_IDLE=/tmp/rpcrdma-cm-rdma-idle
+
+# rdma_device_resources DEV: what 'rdma resource show' counts for the RDMA
+# device DEV: "pd=N cq=N qp=N cm_id=N mr=N"; false when it lists no DEV.
+rdma_device_resources() {
+	rdma resource show 2>/dev/null | awk -v dev="$1:" '
+		$2 == dev && $3 == "pd" { f = 1; for (i = 3; i < NF; i += 2) n[$i] = $(i + 1) }
+		END {
+			if (!f) exit 1
+			printf "pd=%d cq=%d qp=%d cm_id=%d mr=%d\n", n["pd"], n["cq"], n["qp"], n["cm_id"], n["mr"]
+		}'
+}
+
+# rdma_link_add DEV TYPE NETDEV: add the soft RDMA device DEV (TYPE rxe or
+# siw) on NETDEV and keep what it holds before any transport uses it (the
+# MAD layer's QP, CQs and PD on RoCE; nothing on iWARP) in RDMA_IDLE.
+rdma_link_add() {
+	rdma link add "$1" type "$2" netdev "$3" || return 1
+	mkdir -p "$RDMA_IDLE"
+	rdma_device_resources "$1" >"$RDMA_IDLE/$1" || rm -f "$RDMA_IDLE/$1"
+}
+
+# rdma_devices_idle: every RDMA device holds no CM ID and the PDs, CQs,
+# QPs and MRs it held when added (a wildcard listener, nfsd's, has a CM
+# ID on each device, also on one added while it listened: not compared
+# with the file); prints each device that does not, and one that
+# rdma_link_add did not add (nothing to compare with), and is false then.
+rdma_devices_idle() {
+	local dev now idle ok=0
+	for dev in $(rdma resource show 2>/dev/null | awk '$3 == "pd" { sub(/:$/, "", $2); print $2 }'); do
+		now=$(rdma_device_resources "$dev")
+		if [ ! -f "$RDMA_IDLE/$dev" ]; then
+			echo "$dev: $now, not added by rdma_link_add (nothing to compare with)"
+			ok=1
+			continue
+		fi
+		idle=$(sed 's/cm_id=[0-9]*/cm_id=0/' "$RDMA_IDLE/$dev")
+		if [ "$now" != "$idle" ]; then
+			echo "$dev: $now, idle $idle"
+			ok=1
+		fi
+	done
+	return $ok
+}
+
 # teardown_settled BASELINE SECONDS: wait, at most SECONDS, until the RDMA
 # resources are BASELINE again (rdma_resources before the test's transports
 # came up): the transports' asynchronous teardown (xprtrdma's and
@@ -333,7 +381,7 @@ setup_rxe() {
 	local nic=$1
 	modprobe rdma_rxe 2>/dev/null || true
 	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
-		rdma link add rxe0 type rxe netdev "$nic" || return 1
+		rdma_link_add rxe0 rxe "$nic" || return 1
 	fi
 	slowwait 30 rdma_link_active rxe0/1 && return 0
 	echo "# rxe0 not ACTIVE after 30 s: $(rdma link show 2>&1)"
@@ -451,7 +499,7 @@ selftest_end() {
 siw_setup() {
 	ip link add "$1" type dummy && ip addr add "$2/24" dev "$1" && ip link set "$1" up ||
 		ktap_exit_fail_msg "cannot set up $1"
-	rdma link add "$3" type siw netdev "$1" || ktap_exit_fail_msg "cannot add $3"
+	rdma_link_add "$3" siw "$1" || ktap_exit_fail_msg "cannot add $3"
 }
 
 # start_daemon CMD...: start a daemon with no descriptor of ours. The
