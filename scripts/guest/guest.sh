@@ -163,6 +163,16 @@ if [ -n "$kimg" ] && [ "$net" = user ]; then
 	cmd="$(printf '%q ' "$RPCRDMA_CM_TOP/scripts/guest/net-up.sh" "$udhcpc_script")&& $cmd"
 fi
 cd "$kdir"
+# virtme-ng links a tree's modules into its .virtme_mods (and runs depmod
+# there) when modules.order is newer than that directory's modules.dep;
+# two guests of one tree starting at once (make check's lanes, a guest
+# pair) would both rewrite it. Done here first, one guest at a time.
+if [ "$run" = . ] && [ -f modules.order ]; then
+	flock . sh -c '[ -f .virtme_mods/lib/modules/0.0.0/modules.dep ] &&
+		[ ! modules.order -nt .virtme_mods/lib/modules/0.0.0/modules.dep ] ||
+		"$1" >/dev/null' prep "$(dirname "$VNG")/virtme-prep-kdir-mods" ||
+		rpcrdma_cm_die "virtme-prep-kdir-mods failed in $kdir"
+fi
 rc=0
 run_group "$timeout" "$VNG" --run "$run" "${accel_args[@]}" "${vng_args[@]}" --name "$name" --cpus "$cpus" \
 	--memory "$memory" "${kernel_args[@]}" "${net_args[@]}" "${rwdirs[@]}" --cwd "$RPCRDMA_CM_TOP" \

@@ -16,8 +16,11 @@ ko=${RPCRDMA_CM_KO:-$(module_ko)}
 # (cm_long_answer.sh), debugfs_kinds.ko (debugfs_unload.sh; only where the
 # kernel crate has debugfs, 7.3: on 6.12 the program skips).
 mods=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/test_modules
+# One build at a time (flock on the directory): make check runs two of
+# these side by side, and two Kbuild runs in one directory remove each
+# other's objects.
 # shellcheck disable=SC2046
-make -s -C "$mods" KDIR="$kdir" $(kernel_make_args) >/dev/null ||
+flock "$mods" make -s -C "$mods" KDIR="$kdir" $(kernel_make_args) >/dev/null ||
 	rpcrdma_cm_die "could not build $mods against $kdir"
 kinds_ko=
 [ -f "$mods/debugfs_kinds.ko" ] && [ -f "$kdir/rust/kernel/debugfs.rs" ] && kinds_ko=$mods/debugfs_kinds.ko
