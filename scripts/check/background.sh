@@ -26,6 +26,11 @@
 # two guest programs in one two-vCPU guest, 63 s on idle cores, 126 s
 # beside three nice-19 busy loops of another session, 55 s beside the
 # same loops in an autogroup at nice 19 (Documentation/measurements.rst).
+# Autogroups apply to tasks of the root CPU cgroup only: where the chain
+# runs in a CPU cgroup of its own (systemd with the cpu controller on, a
+# container), the write does nothing and the renice below orders the
+# chain against everything in that cgroup, the guests included when they
+# share it. background.log says which autogroup the chain got.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 cd "$RPCRDMA_CM_TOP" || exit 1
@@ -33,9 +38,8 @@ cd "$RPCRDMA_CM_TOP" || exit 1
 [ $# -ge 3 ] || rpcrdma_cm_die "usage: $0 LOGS FULL_BASE CUT_BASE [DISTRO_LTS]"
 logs=$1 full_base=$2 cut_base=$3 distro_lts=${4:-}
 
-# Where the kernel has no autogroups (the file is missing) the nice value
-# below still orders the chain after the work of its own session.
 echo 19 >/proc/self/autogroup 2>/dev/null || true
+echo "background: autogroup $(cat /proc/self/autogroup 2>/dev/null || echo "none (no CONFIG_SCHED_AUTOGROUP)"), cgroup $(grep -m1 -E ':cpu[,:]|^0::' /proc/self/cgroup 2>/dev/null)"
 renice -n 19 -p $$ >/dev/null
 
 # bg_step NAME LOG BASE CMD...: one step of the chain.

@@ -161,7 +161,7 @@ build_base() {
 # build/check/bg-NAME.rc; wait_background reads it.
 # Debian's 6.12 release in scripts/distro/debian.pins.
 distro_lts=$(awk '!/^#/ && $1 ~ /^6[.]12[.]/ { print $1; exit }' scripts/distro/debian.pins)
-setsid scripts/check/background.sh "$logs" "$CHECK_FULL_BASE" "$cut_base" "$distro_lts" \
+setsid -w scripts/check/background.sh "$logs" "$CHECK_FULL_BASE" "$cut_base" "$distro_lts" \
 	</dev/null >"$logs/background.log" 2>&1 &
 background=$!
 # kill_tree PID: PID and everything it started (the background builds when
@@ -173,7 +173,16 @@ kill_tree() {
 	done
 	kill "$1" 2>/dev/null
 }
-trap 'kill_tree "$background"' EXIT
+# on_exit: what the run started in the background goes with it (the
+# builds, a lane of guests, the distribution's guest).
+lane_pid='' distro_test=''
+on_exit() {
+	local pid
+	for pid in "$background" "$lane_pid" "$distro_test"; do
+		[ -z "$pid" ] || kill_tree "$pid"
+	done
+}
+trap on_exit EXIT
 trap 'exit 130' INT TERM
 note "kernel $cut_base, then stock kernel $CHECK_FULL_BASE, stock kernel $cut_base, the distribution's modules: building in the background (nice 19; logs build/check/kernel-$cut_base.log, stock-kernel-*.log, distro-build.log, distro-lts-build.log)"
 
@@ -206,7 +215,7 @@ count "tools build (build/check/tools.log)" $?
 # guest_suite BASE WHAT PROGS...: the guest selftests of BASE (all with no
 # PROGS), tallied.
 guest_suite() {
-	local base=$1 what=$2 st_rc failed_before programs p lane1=() lane2=() lane_pid
+	local base=$1 what=$2 programs p lane1=() lane2=() dmesg=()
 	shift 2
 	kbase_set "$base"
 	note "selftests $base ($what)"
@@ -218,43 +227,60 @@ guest_suite() {
 	# Two lanes, two guests of one vCPU side by side: CHECK_LANE2_PROGS in
 	# the second, the rest in the first, dmesg_clean.sh last in both (each
 	# guest's own kernel log). Measured on idle cores: three programs in
-	# one two-vCPU guest 157 s, split over two one-vCPU guests 115 s; two
-	# two-vCPU guests side by side took 232 s (TCG's vCPUs preempted by
-	# each other): never more vCPUs than cores (measurements.rst).
+	# one two-vCPU guest 157 s, split over two one-vCPU guests 115 s (a
+	# tie, 72 s against 69, where a background build takes what the
+	# guests leave); two two-vCPU guests side by side took 232 s (TCG's
+	# vCPUs preempted by each other): never more vCPUs than cores
+	# (measurements.rst).
 	for p in "${programs[@]}"; do
-		case " $CHECK_LANE2_PROGS " in
-		*" $p "*) lane2+=("$p") ;;
-		*) lane1+=("$p") ;;
-		esac
+		if [ "$p" = dmesg_clean.sh ]; then
+			dmesg=(dmesg_clean.sh)
+		elif [[ " $CHECK_LANE2_PROGS " == *" $p "* ]]; then
+			lane2+=("$p")
+		else
+			lane1+=("$p")
+		fi
 	done
-	if [ ${#lane2[@]} -gt 0 ] && [[ " ${programs[*]} " == *" dmesg_clean.sh "* ]]; then
-		lane2+=(dmesg_clean.sh)
-	fi
 	# The smoke cuts: the reload stress at 20 rmmod/insmod cycles under I/O
 	# (cm_reload.sh's own default, 50, in make selftests, check-debug and
 	# by hand), and the negotiation matrix at its corners (1 KB and 64 KB
 	# each way) with the asymmetric pair (the 4x4 matrix by hand), about
 	# 4 minutes less under TCG.
-	export RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-20}
-	export RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536}
-	st_rc=0
+	local -x RPCRDMA_CM_RELOAD_CYCLES=${RPCRDMA_CM_RELOAD_CYCLES:-20}
+	local -x RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536}
 	if [ ${#lane2[@]} -gt 0 ] && [ ${#lane1[@]} -gt 0 ]; then
-		RPCRDMA_CM_GUEST_CPUS=1 run_step "selftests $base, lane 2" "$logs/selftests-$base-lane2.log" \
-			progress_ktap scripts/guest/selftests.sh "${lane2[@]}" &
+		local -x RPCRDMA_CM_GUEST_CPUS=1
+		run_step "selftests $base, lane 2" "$logs/selftests-$base-lane2.log" progress_ktap \
+			scripts/guest/selftests.sh "${lane2[@]}" "${dmesg[@]}" &
 		lane_pid=$!
-		RPCRDMA_CM_GUEST_CPUS=1 run_step "selftests $base, lane 1" "$logs/selftests-$base-lane1.log" \
-			progress_ktap scripts/guest/selftests.sh "${lane1[@]}" || st_rc=$?
-		wait "$lane_pid" || st_rc=$?
+		run_step "selftests $base, lane 1" "$logs/selftests-$base-lane1.log" progress_ktap \
+			scripts/guest/selftests.sh "${lane1[@]}" "${dmesg[@]}"
+		echo $? >"$logs/selftests-$base-lane1.rc"
+		wait "$lane_pid"
+		echo $? >"$logs/selftests-$base-lane2.rc"
+		lane_pid=
+		tally_lane "$base" lane1 "${lane1[@]}" "${dmesg[@]}"
+		tally_lane "$base" lane2 "${lane2[@]}" "${dmesg[@]}"
 		# One log of the base for what reads it (conform_table.py).
 		cat "$logs/selftests-$base-lane1.log" "$logs/selftests-$base-lane2.log" >"$logs/selftests-$base.log"
 	else
 		run_step "selftests $base" "$logs/selftests-$base.log" progress_ktap \
-			scripts/guest/selftests.sh "${lane1[@]}" "${lane2[@]}" || st_rc=$?
+			scripts/guest/selftests.sh "${lane1[@]}" "${lane2[@]}" "${dmesg[@]}"
+		echo $? >"$logs/selftests-$base.rc"
+		tally_lane "$base" "" "${lane1[@]}" "${lane2[@]}" "${dmesg[@]}"
 	fi
+}
+
+# tally_lane BASE LANE PROGS...: the selftests log of BASE's LANE (none:
+# the whole suite in one guest) and its exit status (.rc beside it),
+# tallied with the programs it ran.
+tally_lane() {
+	local base=$1 lane=$2 name=selftests-$1${2:+-$2} failed_before=$failed st_rc
+	shift 2
+	st_rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
 	# Each subtest counts; each program's result is paired with its own
 	# subtests; a whole-program skip fails unless RPCRDMA_CM_ALLOW_SKIP
 	# names the program.
-	failed_before=$failed
 	# debugfs_unload.sh skips as a whole on a kernel whose Rust crate has
 	# no debugfs (6.12), cm_fault_injection.sh on a kernel without
 	# failslab (6.12's default variant, scripts/kernel/kconfig/base-7.3.config says
@@ -273,10 +299,10 @@ guest_suite() {
 		allow="${allow:+$allow,}cm_in_tree.sh"
 	grep -qx 'CONFIG_RUST_SUNRPC_RDMA_CM_KUNIT_TEST=y' "$tree/.config" ||
 		allow="${allow:+$allow,}cm_kunit.sh"
-	RPCRDMA_CM_ALLOW_SKIP=$allow tally_selftests "$logs/selftests-$base.log" "${programs[@]}"
+	RPCRDMA_CM_ALLOW_SKIP=$allow tally_selftests "$logs/$name.log" "$@"
 	# The guest's own end (selftests.sh says why on its last lines).
-	if [ $st_rc -ne 0 ] && [ "$failed" -eq "$failed_before" ]; then
-		count "selftests $base: guest or runner failed (build/check/selftests-$base.log)" 1
+	if [ "$st_rc" -ne 0 ] && [ "$failed" -eq "$failed_before" ]; then
+		count "selftests $base${lane:+ $lane}: guest or runner failed (build/check/$name.log)" 1
 	fi
 }
 
@@ -370,7 +396,6 @@ wait_background distro
 distro_rc=$?
 tail -n 3 "$logs/distro-build.log"
 count "make distro: rpcrdma.ko and rpcrdma_cm.ko for Debian's 7.3 kernel (build/check/distro-build.log)" $distro_rc
-distro_test=''
 if [ $distro_rc -eq 0 ]; then
 	note "distribution kernel: Debian's 7.3 image booted with them (one guest, about 4 minutes under TCG, in the background)"
 	(
@@ -379,7 +404,6 @@ if [ $distro_rc -eq 0 ]; then
 		echo $? >"$logs/distro-test.rc"
 	) </dev/null &
 	distro_test=$!
-	trap 'kill_tree "$background"; kill_tree "$distro_test"' EXIT
 fi
 
 # The stock-conformance tests can fail: stock_transports.sh on the

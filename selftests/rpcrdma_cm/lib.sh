@@ -60,40 +60,65 @@ rdma_resources() {
 RDMA_IDLE=/tmp/rpcrdma-cm-rdma-idle
 
 # rdma_device_resources DEV: what 'rdma resource show' counts for the RDMA
-# device DEV: "pd=N cq=N qp=N cm_id=N mr=N"; false when it lists no DEV.
+# device DEV: "pd=N cq=N qp=N cm_id=N mr=N", each count found by its name
+# (iproute2 versions print "pd 1", "pd 1/32768" or more fields between);
+# false, with the line on stderr, when DEV is not listed or a count is
+# missing from its line.
 rdma_device_resources() {
-	rdma resource show 2>/dev/null | awk -v dev="$1:" '
-		$2 == dev && $3 == "pd" { f = 1; for (i = 3; i < NF; i += 2) n[$i] = $(i + 1) }
+	local out
+	out=$(rdma resource show 2>&1) || { echo "rdma resource show failed: $out" >&2; return 1; }
+	awk -v dev="$1:" '
+		$2 == dev {
+			f = 1
+			line = $0
+			for (i = 3; i < NF; i++)
+				if ($i ~ /^(pd|cq|qp|cm_id|mr)$/ && $(i + 1) ~ /^[0-9]/)
+					n[$i] = $(i + 1) + 0
+		}
 		END {
-			if (!f) exit 1
+			if (!f) { print "no device " dev " in rdma resource show" > "/dev/stderr"; exit 1 }
+			if (!("pd" in n) || !("cq" in n) || !("qp" in n) || !("cm_id" in n) || !("mr" in n)) {
+				print "a count is missing: " line > "/dev/stderr"; exit 1
+			}
 			printf "pd=%d cq=%d qp=%d cm_id=%d mr=%d\n", n["pd"], n["cq"], n["qp"], n["cm_id"], n["mr"]
-		}'
+		}' <<<"$out"
 }
 
 # rdma_link_add DEV TYPE NETDEV: add the soft RDMA device DEV (TYPE rxe or
 # siw) on NETDEV and keep what it holds before any transport uses it (the
-# MAD layer's QP, CQs and PD on RoCE; nothing on iWARP) in RDMA_IDLE.
+# MAD layer's QP, CQ and PD on RoCE; nothing on iWARP) in RDMA_IDLE (or
+# why it could not be read, which rdma_devices_idle then reports).
 rdma_link_add() {
 	rdma link add "$1" type "$2" netdev "$3" || return 1
 	mkdir -p "$RDMA_IDLE"
-	rdma_device_resources "$1" >"$RDMA_IDLE/$1" || rm -f "$RDMA_IDLE/$1"
+	rdma_device_resources "$1" >"$RDMA_IDLE/$1" 2>&1
+	return 0
 }
 
-# rdma_devices_idle: every RDMA device holds no CM ID and the PDs, CQs,
-# QPs and MRs it held when added (a wildcard listener, nfsd's, has a CM
-# ID on each device, also on one added while it listened: not compared
-# with the file); prints each device that does not, and one that
-# rdma_link_add did not add (nothing to compare with), and is false then.
+# rdma_devices_idle: every RDMA device 'rdma resource show' lists holds no
+# CM ID and the PDs, CQs, QPs and MRs it held when added (rdma_link_add;
+# a wildcard listener, nfsd's, has a CM ID on each device, also on one
+# added while it listened, so that count is not compared with the file);
+# prints what differs, or a device rdma_link_add did not add, and is
+# false then, or when 'rdma resource show' fails. A guest with no RDMA
+# device prints "none" (nothing was torn down there).
 rdma_devices_idle() {
-	local dev now idle ok=0
-	for dev in $(rdma resource show 2>/dev/null | awk '$3 == "pd" { sub(/:$/, "", $2); print $2 }'); do
-		now=$(rdma_device_resources "$dev")
+	local dev now idle ok=0 out devs
+	out=$(rdma resource show 2>&1) || { echo "rdma resource show failed: $out"; return 1; }
+	devs=$(awk '$2 ~ /:$/ { sub(/:$/, "", $2); print $2 }' <<<"$out")
+	[ -n "$devs" ] || { echo none; return 0; }
+	for dev in $devs; do
+		now=$(rdma_device_resources "$dev" 2>&1) || { echo "$dev: $now"; ok=1; continue; }
 		if [ ! -f "$RDMA_IDLE/$dev" ]; then
 			echo "$dev: $now, not added by rdma_link_add (nothing to compare with)"
 			ok=1
 			continue
 		fi
 		idle=$(sed 's/cm_id=[0-9]*/cm_id=0/' "$RDMA_IDLE/$dev")
+		case $idle in
+		pd=*) ;;
+		*) echo "$dev: $now, its counts when added could not be read: $idle"; ok=1; continue ;;
+		esac
 		if [ "$now" != "$idle" ]; then
 			echo "$dev: $now, idle $idle"
 			ok=1
