@@ -54,7 +54,11 @@
 #   judge-mutants  scripts/check/judge-mutants.sh: corrupted copies of the kept
 #               rows and bench output (a swapped or size-ignoring
 #               negotiation, a wrong kernel, another connection's REQ/REP,
-#               an oops in a bench guest) must each be judged not ok
+#               an oops in a bench guest; and one for each judge alone:
+#               the wire's padding, the data, the tracepoint, a side's
+#               values, a stock client's value, a log after teardown) must
+#               each be judged not ok, by the check named (on either
+#               full base)
 #   upstream-series  scripts/kernel/upstream-series.sh --preview: both series cut
 #               into their mail sets, addressed, checkpatch'd and their
 #               Fixes: tags checked (one result)
@@ -436,12 +440,11 @@ count "make distro ${distro_lts:-(no 6.12 release pinned)}: rpcrdma.ko (the 6.12
 wait "$background"
 
 # The judges can fail: corrupted copies of the rows and the bench output
-# this run kept must each be judged not ok (rows of the 7.3 base).
-if [ "$CHECK_FULL_BASE" = 7.3 ]; then
-	note "the judges can fail (scripts/check/judge-mutants.sh: corrupted copies of the kept rows, seconds)"
-	scripts/check/judge-mutants.sh "$logs/interop-kept" "$logs/bench-smoke" >"$logs/judge-mutants.log" 2>&1
-	tally_ktap judge-mutants "$logs/judge-mutants.log" $?
-fi
+# this run kept must each be judged not ok (rows of the full base).
+note "the judges can fail (scripts/check/judge-mutants.sh: corrupted copies of the kept rows, seconds)"
+scripts/check/judge-mutants.sh "$logs/interop-kept" "$logs/bench-smoke" "$CHECK_FULL_BASE" \
+	>"$logs/judge-mutants.log" 2>&1
+tally_ktap judge-mutants "$logs/judge-mutants.log" $?
 
 # The mail the series would be: 'make upstream-series --preview' on both
 # bases' trees (recipients, checkpatch, Fixes: against the evidence), so

@@ -5,21 +5,27 @@
 # broken module or a wrong guest would have left them, and check that the
 # interop matrix and the bench smoke turn each one red. Boots nothing.
 #
-#   scripts/check/judge-mutants.sh KEPT_ROWS BENCH_SMOKE_DIR
+#   scripts/check/judge-mutants.sh KEPT_ROWS BENCH_SMOKE_DIR [BASE]
 #
 # KEPT_ROWS is INTEROP_KEEP of an interop run that kept the rows
-# module-asym-x-module-asym, stock-x-module and module7.3-x-stock6.12 (make
+# module-asym-x-module-asym, stock-x-module, module1k-x-stock and
+# module7.3-x-stock6.12 (make
 # check keeps them in build/check/interop-kept), BENCH_SMOKE_DIR the output
 # of scripts/bench/bench-nfs-smoke.sh (build/check/bench-smoke). Prints KTAP: a
 # test passes when the unchanged rows are judged ok and each mutant is
-# judged not ok by the check named.
+# judged not ok by the check named. BASE (7.3 or 6.12, default 7.3) is
+# the base the rows and the bench smoke ran on.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 kept=${1:?KEPT_ROWS}
 bench=${2:?BENCH_SMOKE_DIR}
-kbase_set 7.3
-kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)
+# The base the rows were run on (their sides' kernels and the oracle's
+# documented kernels; the cross rows pair both bases whatever it is).
+kbase_set "${3:-7.3}"
+# kselftest's KTAP helpers from a kernel tree: KDIR, or that base's test
+# kernel.
+kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
 # shellcheck source=/dev/null
 . "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
 work=$(mktemp -d /tmp/rpcrdma-cm-mutants.XXXXXX)
@@ -29,32 +35,45 @@ export INTEROP_TABLE=$work/interop-table.txt
 
 ASYM=module-asym-x-module-asym
 STOCK='stock-x-module'
+STOCK_CLIENT=module1k-x-stock
 CROSS=module7.3-x-stock6.12
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 19
 
-# judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line.
+# judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line,
+# with the oracle's finding of a failed negotiation check ("... disagreement
+# (CODES): ...": which of its sub-checks failed).
 judged() {
-	"$RPCRDMA_CM_TOP/scripts/guest/interop.sh" --recheck "$1" --rows "$2" 2>&1 | grep -E '^(not )?ok [0-9]+ '
+	"$RPCRDMA_CM_TOP/scripts/guest/interop.sh" --recheck "$1" --rows "$2" 2>&1 |
+		grep -E '^(not )?ok [0-9]+ |^# .*: disagreement \('
 }
 # mutant ROW: a fresh copy of the kept ROW in $work; prints its directory.
 mutant() {
 	rm -rf "${work:?}/$1"
 	cp -r "$kept/$1" "$work/" && echo "$work/$1"
 }
-# red DIR ROW N: result N of ROW (1 data, 2 negotiation, 3 logs, 4 kernels)
-# is not ok, and the others are ok.
+# red DIR ROW N [CODES]: result N of ROW (1 data, 2 negotiation, 3 logs,
+# 4 kernels) is not ok, and the others are ok; for the negotiation, the
+# oracle's sub-checks that failed are exactly CODES (its "disagreement
+# (CODES)": wire, client-wire, server-wire for the capture, client and
+# server for a side's values against the oracle's, CLIENT-trace for the
+# tracepoint against debugfs, CLIENT-no-trace, CLIENT-received for what
+# debugfs says it received against the capture), so that each mutant
+# shows the one judge it is for failing.
 red() {
-	local out
+	local out codes
 	out=$(judged "$1" "$2")
 	echo "$out" | sed 's/^/# /'
-	echo "$out" | grep -q "^not ok $3 " && [ "$(echo "$out" | grep -c '^not ok')" = 1 ]
+	grep -q "^not ok $3 " <<<"$out" && [ "$(grep -c '^not ok' <<<"$out")" = 1 ] || return 1
+	[ $# -lt 4 ] && return 0
+	codes=$(sed -n 's/.*: disagreement (\([^)]*\)).*/\1/p' <<<"$out")
+	[ "$codes" = "$4" ] || { ktap_print_msg "the oracle's failed sub-checks: '$codes', want '$4'"; return 1; }
 }
 
 unchanged() {
 	local row out ok=0
-	for row in $ASYM $STOCK $CROSS; do
+	for row in $ASYM $STOCK $STOCK_CLIENT $CROSS; do
 		[ -d "$kept/$row" ] || { ktap_print_msg "$row not kept in $kept"; ok=1; continue; }
 		out=$(judged "$kept" "$row")
 		# Four results for every row, a fifth where the row runs conform.
@@ -75,7 +94,7 @@ swapped() {
 	sed -i '/role=responder/{s/send_threshold=16384/send_threshold=4096/; s/recv_threshold=4096/recv_threshold=8192/}' \
 		"$d/server-connections"
 	sed -i 's/send_threshold=16384/send_threshold=4096/; s/recv_threshold=4096/recv_threshold=8192/' "$d/server-trace"
-	red "$work" $ASYM 2
+	red "$work" $ASYM 2 "client server"
 }
 ktap_test_result "send and receive swapped in the negotiation: the negotiation check fails" swapped
 
@@ -121,7 +140,7 @@ other_connection() {
 	d=$(mutant $ASYM) || return 1
 	# The judged connection's port is not the one the capture holds.
 	sed -i -E '/role=responder/s/peer=(.*):[0-9]+ /peer=\1:1 /' "$d/server-connections"
-	red "$work" $ASYM 2
+	red "$work" $ASYM 2 wire
 }
 ktap_test_result "the capture's REQ/REP are another connection's: the negotiation check fails" other_connection
 
@@ -131,9 +150,79 @@ no_trace() {
 	# The module's side traced nothing (tracing never came on): the
 	# cross-check of tracepoint and debugfs must not pass on no line.
 	: >"$d/client-trace"
-	red "$work" $ASYM 2
+	red "$work" $ASYM 2 client-no-trace
 }
 ktap_test_result "a module side with no tracepoint line: the negotiation check fails" no_trace
+
+# Each judge alone: a mutant only it can see.
+padding_only() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# The server's REP with a non-zero octet in the CM area's padding (the
+	# InfiniBand CM pads the 8 octets to 196 with zeros): only the capture
+	# shows it (debugfs records the first 8 octets and the length).
+	python3 - "$d/server.pcap" <<'EOF' || return 1
+import sys
+p = sys.argv[1]
+b = open(p, 'rb').read()
+m = bytes.fromhex('f6ab0e1801010f07') + bytes(8)
+if b.count(m) != 1:
+    sys.exit('the REP message followed by zeros is not in the capture once')
+open(p, 'wb').write(b.replace(m, m[:15] + b'\x01'))
+EOF
+	red "$work" $ASYM 2 server-wire
+}
+ktap_test_result "a non-zero padding octet in the REP on the wire, nothing else: the wire sub-check alone fails" padding_only
+
+data_only() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# One file of the 13 that did not round-trip.
+	sed -i '0,/ ok$/s/ ok$/ differs/' "$d/client-data"
+	red "$work" $ASYM 1
+}
+ktap_test_result "one file not byte-exact, nothing else: the data check alone fails" data_only
+
+trace_only() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# The client's tracepoint says another send threshold than its debugfs
+	# (which still says what the oracle gives).
+	sed -i -E '$s/send_threshold=[0-9]+/send_threshold=1024/' "$d/client-trace"
+	red "$work" $ASYM 2 client-trace
+}
+ktap_test_result "the client's tracepoint differs from its debugfs, nothing else: the trace sub-check alone fails" trace_only
+
+values_only() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# The client applied another send threshold than RFC 8797 gives, and
+	# says so in debugfs and tracepoint alike (the wire as sent).
+	sed -i -E '/role=requester/s/send_threshold=[0-9]+/send_threshold=1024/' "$d/client-connections"
+	sed -i -E 's/send_threshold=[0-9]+/send_threshold=1024/' "$d/client-trace"
+	red "$work" $ASYM 2 client
+}
+ktap_test_result "the client's threshold other than the oracle's, debugfs and tracepoint agreeing: the oracle sub-check alone fails" values_only
+
+stock_client_value() {
+	local d
+	d=$(mutant $STOCK_CLIENT) || return 1
+	# The stock client's xprtrdma_inline_thresh says it negotiated 4 KB
+	# sends against a 1 KB server.
+	sed -i -E '$s#neg send/recv=[0-9]+/#neg send/recv=4096/#' "$d/client-inline-thresh"
+	red "$work" $STOCK_CLIENT 2 client
+}
+ktap_test_result "a stock client's negotiated value other than the oracle's: the oracle sub-check fails for it" stock_client_value
+
+log_after_teardown() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# A report in the server's kernel log saved after its teardown settled.
+	echo "[  321.0] WARNING: CPU: 0 PID: 77 at net/sunrpc/xprtrdma/svc_rdma_transport.c:600 __svc_rdma_free+0x1/0x2 [rpcrdma]" \
+		>>"$d/server-dmesg"
+	red "$work" $ASYM 3
+}
+ktap_test_result "a warning in a kernel log saved after the teardown: the logs check alone fails" log_after_teardown
 
 not_torn_down() {
 	local d

@@ -723,14 +723,17 @@ def judge(d, server_spec, client_spec, transport, name):
             if t != (says.split(" ", 1)[1] if " " in says else says):
                 msgs.append(f"{name} {which}: tracepoint '{t}', debugfs '{says}'")
                 why.append(f"{which}-trace")
-        if why:
-            msgs.append(
-                f"{name}: disagreement ({' '.join(why)}): REQ {octets(req)} REP {octets(rep)}; "
-                f"the oracle gives client {exp_c}, server {exp_s} (send recv RI source); "
-                f"client says {got_c}, server says {got_s}"
-            )
     except JudgeError:
         pass
+    # Every failed sub-check named, also when the row could not be judged
+    # further (the oracle refused it, or the capture has no REQ/REP of the
+    # judged connection: "oracle", "wire").
+    if why:
+        msgs.append(
+            f"{name}: disagreement ({' '.join(why)}): REQ {octets(req)} REP {octets(rep)}; "
+            f"the oracle gives client {exp_c}, server {exp_s} (send recv RI source); "
+            f"client says {got_c}, server says {got_s}"
+        )
 
     def short(h):
         # The table's form of captured private data: first 8 octets/length.
