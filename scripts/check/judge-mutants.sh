@@ -39,7 +39,7 @@ STOCK_CLIENT=module1k-x-stock
 CROSS=module7.3-x-stock6.12
 
 ktap_print_header
-ktap_set_plan 19
+ktap_set_plan 20
 
 # judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line,
 # with the oracle's finding of a failed negotiation check ("... disagreement
@@ -186,6 +186,17 @@ data_only() {
 	red "$work" $ASYM 1
 }
 ktap_test_result "one file not byte-exact, nothing else: the data check alone fails" data_only
+
+bad_replies() {
+	local d
+	d=$(mutant $ASYM) || return 1
+	# The client's mountstats count three bad replies (bad_reply_count,
+	# the 20th number after "rdma"): the data check fails.
+	awk '/xprt:.*rdma/ { for (i = 1; i <= NF; i++) if ($i == "rdma") { $(i + 20) = 3; break } } { print }' \
+		"$d/client-mountstats" >"$d/client-mountstats.new" && mv "$d/client-mountstats.new" "$d/client-mountstats"
+	red "$work" $ASYM 1
+}
+ktap_test_result "bad replies in the client's mountstats, nothing else: the data check alone fails" bad_replies
 
 trace_only() {
 	local d

@@ -79,21 +79,6 @@ ktap_test_result "client mounted the server over RDMA (proto=rdma)" \
 ktap_test_result "256 KiB file round-trips byte-exact" grep -qx ok "$W/client-data"
 
 pcap=$W/server.pcap
-# tshark_read PCAP TSHARK_ARGS...: tshark -r PCAP; fails, saying why, when
-# tshark fails or complains (a missing, corrupt or truncated capture).
-# Only its warning about running as root is not a complaint.
-tshark_read() {
-	local pcap=$1 err
-	shift
-	err=$(mktemp)
-	if ! tshark -r "$pcap" "$@" 2>"$err" || grep -qv 'Running as user "root"' "$err"; then
-		ktap_print_msg "tshark cannot read $pcap: $(grep -v 'Running as user "root"' "$err" | head -c 300)" >&2
-		rm -f "$err"
-		return 1
-	fi
-	rm -f "$err"
-}
-
 # capture_complete DIR: tshark reads the whole capture, it holds RoCEv2
 # packets, and as many as tcpdump says it captured, none dropped.
 capture_complete() {
@@ -236,42 +221,6 @@ count_opcodes() {
 		{ echo "$ops"; return 1; }
 	echo "$(echo "$ops" | grep -cxE '[0-5]') $(echo "$ops" | grep -cxE '22|23')"
 }
-# send_sizes PCAP SRC: "MESSAGES LARGEST RESENT": how many RC SEND
-# messages (Calls, Replies, backchannel) the host SRC sent in the capture,
-# the largest in octets, reassembled from their packets (FIRST, MIDDLE,
-# LAST per destination QP), and how many packets were retransmissions: a
-# packet's payload is its UDP length less the UDP header (8), the BTH (12),
-# the ICRC (4) and the IETH (4, the *_WITH_INVALIDATE opcodes 22 and 23) or
-# ImmDt (4, opcodes 3 and 5), and the message less the BTH's pad count. A
-# packet whose PSN its QP has already carried is a retransmission (rxe
-# resends on a timeout or a NAK, and under TCG an ACK can be late): it is
-# counted as such and left out, or a resent MIDDLE would add its payload to
-# the message twice. Fails when tshark cannot read the capture or a message
-# is left unfinished.
-send_sizes() {
-	local rows
-	rows=$(tshark_read "$1" -Y "ip.src == $2 && (infiniband.bth.opcode <= 5 || infiniband.bth.opcode == 22 || infiniband.bth.opcode == 23)" \
-		-T fields -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode \
-		-e infiniband.bth.padcnt -e udp.length 2>&1) ||
-		{ echo "$rows"; return 1; }
-	echo "$rows" | awk '
-		NF == 5 {
-			qp = $1; psn = $2; op = $3 + 0; pad = $4 + 0
-			if ((qp, psn) in seen) { resent++; next }
-			seen[qp, psn] = 1
-			p = $5 - 8 - 12 - 4 - ((op == 22 || op == 23 || op == 3 || op == 5) ? 4 : 0)
-			if (op == 0) { acc[qp] = p; open[qp] = 1; next }
-			if (op == 1) { acc[qp] += p; next }
-			if (op == 2 || op == 3 || op == 22) { m = acc[qp] + p - pad; open[qp] = 0 }
-			else m = p - pad
-			n++; if (m > max) max = m
-		}
-		END {
-			for (q in open) if (open[q]) { print "a SEND message to QP " q " has no last packet"; exit 1 }
-			print n + 0, max + 0, resent + 0
-		}'
-}
-
 # sends_within DIR CLIENT_RECV SERVER_RECV: in DIR's capture, every SEND
 # the server (192.0.2.1) sent is at most CLIENT_RECV octets and every one
 # the client (192.0.2.2) sent at most SERVER_RECV: the data path kept to
