@@ -379,11 +379,19 @@ send_sizes() {
 		-e infiniband.bth.padcnt -e udp.length 2>&1) ||
 		{ echo "$rows"; return 1; }
 	echo "$rows" | awk '
-		NF == 5 {
+		NF == 0 { next }
+		NF != 5 { print "a SEND packet without its five fields: " $0; bad = 1; exit 1 }
+		{
 			qp = $1; psn = $2; op = $3 + 0; pad = $4 + 0
 			if ((qp, psn) in seen) { resent++; next }
 			seen[qp, psn] = 1
 			p = $5 - 8 - 12 - 4 - ((op == 22 || op == 23 || op == 3 || op == 5) ? 4 : 0)
+			# A QP carries one message at a time: a FIRST while one is
+			# open, or a MIDDLE or LAST with none, is a packet the capture
+			# lost, and a size it cannot tell.
+			if ((op == 0 && open[qp]) || ((op == 1 || op == 2 || op == 3 || op == 22) && !open[qp])) {
+				print "the capture lost a packet of a SEND message to QP " qp " (PSN " psn ")"; bad = 1; exit 1
+			}
 			if (op == 0) { acc[qp] = p; open[qp] = 1; next }
 			if (op == 1) { acc[qp] += p; next }
 			if (op == 2 || op == 3 || op == 22) { m = acc[qp] + p - pad; open[qp] = 0 }
@@ -391,6 +399,7 @@ send_sizes() {
 			n++; if (m > max) max = m
 		}
 		END {
+			if (bad) exit 1
 			for (q in open) if (open[q]) { print "a SEND message to QP " q " has no last packet"; exit 1 }
 			print n + 0, max + 0, resent + 0
 		}'
