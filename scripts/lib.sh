@@ -343,6 +343,14 @@ tap_finish() {
 
 # The wire as a RoCEv2 capture shows it (two-guest.sh, interop.sh; they
 # source kselftest's KTAP helpers).
+# mountstats_rdma FILE N: the Nth number after "rdma" on the first RDMA
+# transport line of a mountstats FILE (xprt_rdma_print_stats' order: 20
+# bad_reply_count, 25 local_inv_needed); nothing when there is none.
+mountstats_rdma() {
+	awk -v n="$2" '/xprt:.*rdma/ { for (i = 1; i <= NF; i++) if ($i == "rdma") { print $(i + n); exit } }' \
+		"$1" 2>/dev/null
+}
+
 # tshark_read PCAP TSHARK_ARGS...: tshark -r PCAP; fails, saying why, when
 # tshark fails or complains (a missing, corrupt or truncated capture).
 # Only its warning about running as root is not a complaint.

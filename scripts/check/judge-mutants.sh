@@ -43,19 +43,17 @@ ktap_set_plan 21
 
 # judged DIR ROW: interop.sh's verdicts on ROW kept in DIR, one per line,
 # with the oracle's finding of a failed negotiation check ("... disagreement
-# (CODES): ...": which of its sub-checks failed).
+# (CODES): ...": which of its sub-checks failed); everything it printed is
+# left in judged_all, for a mutant that looks for its message.
+judged_all=''
 judged() {
-	"$RPCRDMA_CM_TOP/scripts/guest/interop.sh" --recheck "$1" --rows "$2" 2>&1 |
-		grep -E '^(not )?ok [0-9]+ |^# .*: disagreement \('
+	judged_all=$("$RPCRDMA_CM_TOP/scripts/guest/interop.sh" --recheck "$1" --rows "$2" 2>&1)
+	grep -E '^(not )?ok [0-9]+ |^# .*: disagreement \(' <<<"$judged_all"
 }
 # mutant ROW: a fresh copy of the kept ROW in $work; prints its directory.
 mutant() {
 	rm -rf "${work:?}/$1"
 	cp -r "$kept/$1" "$work/" && echo "$work/$1"
-}
-# judged_messages DIR ROW: interop.sh's messages on ROW kept in DIR.
-judged_messages() {
-	"$RPCRDMA_CM_TOP/scripts/guest/interop.sh" --recheck "$1" --rows "$2" 2>&1 | grep '^# '
 }
 # red DIR ROW N [CODES]: result N of ROW (1 data, 2 negotiation, 3 logs,
 # 4 kernels) is not ok, and the others are ok; for the negotiation, the
@@ -67,7 +65,8 @@ judged_messages() {
 # shows the one judge it is for failing.
 red() {
 	local out codes
-	out=$(judged "$1" "$2")
+	judged "$1" "$2" >"$work/judged"
+	out=$(<"$work/judged")
 	echo "$out" | sed 's/^/# /'
 	grep -q "^not ok $3 " <<<"$out" && [ "$(grep -c '^not ok' <<<"$out")" = 1 ] || return 1
 	[ $# -lt 4 ] && return 0
@@ -198,8 +197,9 @@ bad_replies() {
 	# the 20th number after "rdma"): the data check fails.
 	awk '/xprt:.*rdma/ { for (i = 1; i <= NF; i++) if ($i == "rdma") { $(i + 20) = 3; break } } { print }' \
 		"$d/client-mountstats" >"$d/client-mountstats.new" && mv "$d/client-mountstats.new" "$d/client-mountstats"
-	red "$work" $ASYM 1 && grep -q "count 3 bad replies" <<<"$(judged_messages "$work" $ASYM)"
+	red "$work" $ASYM 1 && grep -q "count 3 bad replies" <<<"$judged_all"
 }
+ktap_test_result "bad replies in the client's mountstats, nothing else: the data check alone fails" bad_replies
 
 no_server_sends() {
 	local d
@@ -208,10 +208,9 @@ no_server_sends() {
 	# CM's MADs (the REQ/REP the negotiation reads) stay.
 	tshark -r "$kept/$ASYM/server.pcap" -Y '!(ip.src == 192.0.2.1 && (infiniband.bth.opcode <= 5 || infiniband.bth.opcode == 22 || infiniband.bth.opcode == 23))' \
 		-w "$d/server.pcap" 2>/dev/null || return 1
-	red "$work" $ASYM 1 && grep -q "the server sent 0 SEND messages" <<<"$(judged_messages "$work" $ASYM)"
+	red "$work" $ASYM 1 && grep -q "the server sent 0 SEND messages" <<<"$judged_all"
 }
 ktap_test_result "a capture without the server's SENDs, nothing else: the data check alone fails" no_server_sends
-ktap_test_result "bad replies in the client's mountstats, nothing else: the data check alone fails" bad_replies
 
 trace_only() {
 	local d

@@ -260,9 +260,7 @@ data_exact() {
 # which this does not decode: their SENDs are not judged here.
 sends_as_negotiated() {
 	local name=$1 d=$2 exp side limit addr out n max resent ok=0 bad
-	# bad_reply_count: the 20th number after "rdma" (xprt_rdma_print_stats).
-	bad=$(awk '/xprt:.*rdma/ { for (i = 1; i <= NF; i++) if ($i == "rdma") { print $(i + 20); exit } }' \
-		"$d/client-mountstats" 2>/dev/null)
+	bad=$(mountstats_rdma "$d/client-mountstats" 20)
 	if [ -z "$bad" ]; then
 		ktap_print_msg "$name: no RDMA transport in the client's mountstats"
 		ok=1

@@ -262,8 +262,7 @@ trace_value() {
 }
 # local_inv DIR: the client's local_inv_needed (25th number after "rdma").
 local_inv() {
-	awk '/xprt:.*rdma/ { for (i = 1; i <= NF; i++) if ($i == "rdma") { print $(i + 25); exit } }' \
-		"$1/client-mountstats"
+	mountstats_rdma "$1/client-mountstats" 25
 }
 
 ktap_test_result "stock: both tracepoints (by=stock) show the private data on the wire" \
