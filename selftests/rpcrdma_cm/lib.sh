@@ -43,15 +43,10 @@ no_kernel_report() {
 }
 
 # rdma_resources: what 'rdma resource show' counts over every RDMA device,
-# summed: "pd=N cq=N qp=N cm_id=N mr=N"; nothing (false) when it shows no
-# device's counts.
+# summed (rdma_device_resources without a device): "pd=N cq=N qp=N
+# cm_id=N mr=N"; nothing (false) when it shows no device's counts.
 rdma_resources() {
-	rdma resource show 2>/dev/null | awk '
-		$3 == "pd" { d++; for (i = 3; i < NF; i += 2) n[$i] += $(i + 1) }
-		END {
-			if (!d) exit 1
-			printf "pd=%d cq=%d qp=%d cm_id=%d mr=%d\n", n["pd"], n["cq"], n["qp"], n["cm_id"], n["mr"]
-		}'
+	rdma_device_resources 2>/dev/null
 }
 
 # RDMA_IDLE: what each soft RDMA device held when it was added, a file a
@@ -59,27 +54,29 @@ rdma_resources() {
 # to it before it reads the kernel log.
 RDMA_IDLE=/tmp/rpcrdma-cm-rdma-idle
 
-# rdma_device_resources DEV: what 'rdma resource show' counts for the RDMA
-# device DEV: "pd=N cq=N qp=N cm_id=N mr=N", each count found by its name
-# (iproute2 versions print "pd 1", "pd 1/32768" or more fields between);
-# false, with the line on stderr, when DEV is not listed or a count is
-# missing from its line.
+# rdma_device_resources [DEV]: what 'rdma resource show' counts for the
+# RDMA device DEV, or summed over every device without DEV: "pd=N cq=N
+# qp=N cm_id=N mr=N", each count found by its name (iproute2 versions
+# print "pd 1", "pd 1/32768" or more fields between); false, with the
+# reason on stderr, when DEV (or no device) is listed or a count is
+# missing from a device's line.
 rdma_device_resources() {
 	local out
 	out=$(rdma resource show 2>&1) || { echo "rdma resource show failed: $out" >&2; return 1; }
-	awk -v dev="$1:" '
-		$2 == dev {
+	awk -v dev="${1:+$1:}" '
+		dev == "" ? $2 ~ /^[^ ]+:$/ : $2 == dev {
 			f = 1
-			line = $0
+			k = 0
 			for (i = 3; i < NF; i++)
-				if ($i ~ /^(pd|cq|qp|cm_id|mr)$/ && $(i + 1) ~ /^[0-9]/)
-					n[$i] = $(i + 1) + 0
+				if ($i ~ /^(pd|cq|qp|cm_id|mr)$/ && $(i + 1) ~ /^[0-9]/) {
+					n[$i] += $(i + 1)
+					k++
+				}
+			if (k != 5) { print "a count is missing: " $0 > "/dev/stderr"; bad = 1; exit 1 }
 		}
 		END {
-			if (!f) { print "no device " dev " in rdma resource show" > "/dev/stderr"; exit 1 }
-			if (!("pd" in n) || !("cq" in n) || !("qp" in n) || !("cm_id" in n) || !("mr" in n)) {
-				print "a count is missing: " line > "/dev/stderr"; exit 1
-			}
+			if (bad) exit 1
+			if (!f) { print (dev == "" ? "no device" : "no device " substr(dev, 1, length(dev) - 1)) " in rdma resource show" > "/dev/stderr"; exit 1 }
 			printf "pd=%d cq=%d qp=%d cm_id=%d mr=%d\n", n["pd"], n["cq"], n["qp"], n["cm_id"], n["mr"]
 		}' <<<"$out"
 }
