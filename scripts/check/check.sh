@@ -270,6 +270,8 @@ guest_suite() {
 		wait "$lane_pid"
 		echo $? >"$logs/selftests-$base-lane2.rc"
 		lane_pid=
+		rerun_lane "$base" lane1 "${lane1[@]}" "${dmesg[@]}"
+		rerun_lane "$base" lane2 "${lane2[@]}" "${dmesg[@]}"
 		tally_lane "$base" lane1 "${lane1[@]}" "${dmesg[@]}"
 		tally_lane "$base" lane2 "${lane2[@]}" "${dmesg[@]}"
 		# One log of the base for what reads it (conform_table.py).
@@ -280,6 +282,26 @@ guest_suite() {
 		echo $? >"$logs/selftests-$base.rc"
 		tally_lane "$base" "" "${lane1[@]}" "${lane2[@]}" "${dmesg[@]}"
 	fi
+}
+
+# rerun_lane BASE LANE PROGS...: a lane whose guest failed before the
+# runner started (no "# selftests:" line in its log: the guest did not
+# boot, the test modules did not build) runs once more, alone, with two
+# vCPUs; its first log is kept beside it (.first.log) and its end printed
+# last (log_tails). A lane that ran any program is never run again: its
+# results stand. Seen once in CI (stop 44): one lane's 17 programs had
+# no result, the other lane's all passed, and CI's output had no more.
+rerun_lane() {
+	local base=$1 name=selftests-$1-$2 what="selftests $1, $2"
+	shift 2
+	[ "$(cat "$logs/$name.rc")" -ne 0 ] || return 0
+	! grep -q '^# selftests: ' "$logs/$name.log" || return 0
+	mv "$logs/$name.log" "$logs/$name.first.log"
+	log_tails+=("$name.first")
+	note "$what: the guest failed before its runner started (build/check/$name.first.log); once more, alone"
+	local -x RPCRDMA_CM_GUEST_CPUS=2
+	run_step "$what (again)" "$logs/$name.log" progress_ktap scripts/guest/selftests.sh "$@"
+	echo $? >"$logs/$name.rc"
 }
 
 # tally_lane BASE LANE PROGS...: the selftests log of BASE's LANE (none:
@@ -315,7 +337,12 @@ tally_lane() {
 	if [ "$st_rc" -ne 0 ] && [ "$failed" -eq "$failed_before" ]; then
 		count "selftests $base${lane:+ $lane}: guest or runner failed (build/check/$name.log)" 1
 	fi
+	[ "$st_rc" -eq 0 ] || log_tails+=("$name")
 }
+# The guest logs whose end make check prints last (log_tails): where a
+# whole lane's programs did not run, the log's end is all a reader of
+# CI's output (its last lines) has to tell why.
+log_tails=()
 
 if [ -n "${built[$CHECK_FULL_BASE]:-}" ]; then
 	# A broken conform that conform_tool.sh must catch (about 40 s to
@@ -476,6 +503,10 @@ count "the conformance-by-server table made from this run's conform verdicts (bu
 note "done in $(($(date +%s) - start)) s"
 for f in "${failures[@]}"; do
 	echo "FAILED: $f"
+done
+for f in "${log_tails[@]}"; do
+	echo "check: the last lines of build/check/$f.log (a guest that failed):"
+	tail -n 12 "$logs/$f.log" | cut -c1-200 | sed 's/^/  | /'
 done
 if pgrep -f "qemu-system.*-name [^ ]*-$RPCRDMA_CM_GUEST_TAG" >/dev/null; then
 	echo "check: QEMU processes of this run left behind!" >&2

@@ -106,15 +106,20 @@ kvm_usable() {
 	stamp="$RPCRDMA_CM_CACHE/kvm-probe-$( (hostname; grep -m1 'model name' /proc/cpuinfo) | sha256sum | cut -c1-12)"
 	if [ ! -f "$stamp" ]; then
 		mkdir -p "$RPCRDMA_CM_CACHE"
-		# Written whole (a guest starting beside this one reads it).
-		if (cd "$kdir" && run_group 45 "$VNG" --run "$run" --name "kvm-probe${RPCRDMA_CM_GUEST_TAG:+-$RPCRDMA_CM_GUEST_TAG}" --exec true </dev/null >/dev/null 2>&1); then
-			echo yes >"$stamp.$$" && mv "$stamp.$$" "$stamp"
-		else
-			echo no >"$stamp.$$" && mv "$stamp.$$" "$stamp"
-			echo "guest: KVM probe failed here; using TCG (RPCRDMA_CM_KVM=1 forces KVM)" >&2
-		fi
+		# One probe at a time (make check's lanes start two guests at
+		# once): a guest starting beside a probe waits for its answer.
+		(
+			flock 9
+			[ ! -f "$stamp" ] || exit 0
+			if (cd "$kdir" && run_group 45 "$VNG" --run "$run" --name "kvm-probe${RPCRDMA_CM_GUEST_TAG:+-$RPCRDMA_CM_GUEST_TAG}" --exec true </dev/null >/dev/null 2>&1); then
+				echo yes >"$stamp.$$" && mv "$stamp.$$" "$stamp"
+			else
+				echo no >"$stamp.$$" && mv "$stamp.$$" "$stamp"
+				echo "guest: KVM probe failed here; using TCG (RPCRDMA_CM_KVM=1 forces KVM)" >&2
+			fi
+		) 9>"$stamp.lock"
 	fi
-	[ "$(cat "$stamp")" = yes ]
+	[ "$(cat "$stamp" 2>/dev/null)" = yes ]
 }
 accel_args=()
 kvm_usable || accel_args=(--disable-kvm)
