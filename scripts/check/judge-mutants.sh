@@ -93,12 +93,13 @@ swapped() {
 	local d
 	d=$(mutant $ASYM) || return 1
 	# What a negotiation with the peer's send and receive swapped reports:
-	# client min(4K, 16K)/min(32K, 8K), server min(16K, 4K)/min(8K, 32K).
-	sed -i '/role=requester/s/recv_threshold=16384/recv_threshold=8192/' "$d/client-connections"
-	sed -i 's/recv_threshold=16384/recv_threshold=8192/' "$d/client-trace"
-	sed -i '/role=responder/{s/send_threshold=16384/send_threshold=4096/; s/recv_threshold=4096/recv_threshold=8192/}' \
+	# client min(32K, 16K)/min(4K, 8K), server min(16K, 32K)/min(8K, 4K)
+	# (RFC 8797: client 8K/4K, server 4K/8K).
+	sed -i '/role=requester/s/send_threshold=8192/send_threshold=16384/' "$d/client-connections"
+	sed -i 's/send_threshold=8192/send_threshold=16384/' "$d/client-trace"
+	sed -i '/role=responder/{s/send_threshold=4096/send_threshold=16384/; s/recv_threshold=8192/recv_threshold=4096/}' \
 		"$d/server-connections"
-	sed -i 's/send_threshold=16384/send_threshold=4096/; s/recv_threshold=4096/recv_threshold=8192/' "$d/server-trace"
+	sed -i 's/send_threshold=4096/send_threshold=16384/; s/recv_threshold=8192/recv_threshold=4096/' "$d/server-trace"
 	red "$work" $ASYM 2 "client server"
 }
 ktap_test_result "send and receive swapped in the negotiation: the negotiation check fails" swapped
@@ -111,7 +112,7 @@ sizes_ignored() {
 import sys
 p = sys.argv[1]
 b = open(p, 'rb').read()
-for a in ('f6ab0e180101031f', 'f6ab0e1801010f07'):
+for a in ('f6ab0e1801011f03', 'f6ab0e1801010f07'):
     if bytes.fromhex(a) not in b:
         sys.exit('message %s not in the capture' % a)
     b = b.replace(bytes.fromhex(a), bytes.fromhex('f6ab0e1801010303'))
