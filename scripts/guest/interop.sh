@@ -81,6 +81,7 @@ module-nopdata-x-module|module:send_private_data=N|module:-|rxe|4|4.2|full
 module-x-module-nopdata|module:-|module:send_private_data=N|rxe|4|4.2|full
 patched-x-patched|patched|patched|rxe|4|4.2|full
 module-asym-x-module-asym|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=32768,requester_recv_size=4096|rxe|4|4.2|cut
+module-asymown-x-module-asymown|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=4096,requester_recv_size=32768|rxe|4|4.2|full
 module-x-module-siw|module:-|module:-|siw|4|4.2|full
 module-x-stock-siw|module:-|stock|siw|4|4.0|full
 stock-x-module-siw|stock|module:-|siw|4|4.2|full

@@ -40,11 +40,11 @@ kb() {
 	local b=$(($1 * 1024))
 	echo "responder_send_size=$b,responder_recv_size=$b,requester_send_size=$b,requester_recv_size=$b"
 }
-SPECS="module-asym-x-module-asym|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=4096,requester_recv_size=32768|rxe
+SPECS="module-asymown-x-module-asymown|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=4096,requester_recv_size=32768|rxe
 module-nopdata-x-module-siw-v6|module:send_private_data=N|module:$(kb 16)|siw
 stock-x-module|stock|module:-|rxe
 module1k-x-stock|module:$(kb 1)|stock|rxe"
-CELLS="module-asym-x-module-asym	f6ab0e180101031f/56	f6ab0e1801010f07/196	4096/16384/1|16384/4096/1	debugfs:4096/16384/1	debugfs:16384/4096/1	ok
+CELLS="module-asymown-x-module-asymown	f6ab0e180101031f/56	f6ab0e1801010f07/196	4096/16384/1|16384/4096/1	debugfs:4096/16384/1	debugfs:16384/4096/1	ok
 module-nopdata-x-module-siw-v6	f6ab0e1801010f0f/8	none/0	1024/1024/0|1024/1024/0	debugfs:1024/1024/0	debugfs:1024/1024/0	ok
 stock-x-module	f6ab0e1801010303/56	f6ab0e1801000303/196	4096/4096/0|0/4096/1	debugfs:4096/4096/0	none:-/-/-	ok (stock server: not traced)
 module1k-x-stock	f6ab0e1801010303/56	f6ab0e1801010000/196	1024/1024/1|1024/1024/1	inline_thresh:1024/1024/-	debugfs:1024/1024/1	ok"
@@ -117,7 +117,7 @@ done <<<"$SPECS"
 	tap_result "the fixtures' specs are scripts/guest/interop.sh's ROWS" fail "differ:$bad"
 
 # 2. Corrupted copies.
-A=module-asym-x-module-asym S=module-nopdata-x-module-siw-v6 ST=stock-x-module K1=module1k-x-stock
+A=module-asymown-x-module-asymown S=module-nopdata-x-module-siw-v6 ST=stock-x-module K1=module1k-x-stock
 sed_case $A client-connections '/^role=requester /s/ send_threshold=4096 / send_threshold=5096 /' "client debugfs send_threshold 4096 -> 5096" "client client-trace" \
 	"$A client: tracepoint '4096 16384 1', debugfs 'debugfs 5096 16384 1'"
 
