@@ -366,22 +366,30 @@ tshark_read() {
 	rm -f "$err"
 }
 
-# send_sizes PCAP SRC: "MESSAGES LARGEST RESENT": how many RoCEv2 RC SEND
-# messages (Calls, Replies, backchannel) the host SRC sent in the capture,
-# the largest in octets, reassembled from their packets (FIRST, MIDDLE,
-# LAST per destination QP), and how many packets were retransmissions: a
-# packet's payload is its UDP length less the UDP header (8), the BTH (12),
-# the ICRC (4) and the IETH (4, the *_WITH_INVALIDATE opcodes 22 and 23) or
-# ImmDt (4, opcodes 3 and 5), and the message less the BTH's pad count. A
-# packet whose PSN its QP has already carried is a retransmission (rxe
-# resends on a timeout or a NAK, and under TCG an ACK can be late): it is
-# counted as such and left out, or a resent MIDDLE would add its payload to
-# the message twice. Fails when tshark cannot read the capture or a message
-# is left unfinished.
+# send_sizes PCAP SRC [TRANSPORT]: "MESSAGES LARGEST RESENT": how many
+# SEND messages (Calls, Replies, backchannel) the host SRC sent in the
+# capture, the largest in octets, and how many packets were
+# retransmissions. TRANSPORT rxe (the default): RoCEv2 RC SENDs,
+# reassembled from their packets (FIRST, MIDDLE, LAST per destination QP):
+# a packet's payload is its UDP length less the UDP header (8), the BTH
+# (12), the ICRC (4) and the IETH (4, the *_WITH_INVALIDATE opcodes 22 and
+# 23) or ImmDt (4, opcodes 3 and 5), and the message less the BTH's pad
+# count. A packet whose PSN its QP has already carried is a retransmission
+# (rxe resends on a timeout or a NAK, and under TCG an ACK can be late):
+# it is counted as such and left out, or a resent MIDDLE would add its
+# payload to the message twice. TRANSPORT siw: iWARP's RDMAP Send
+# messages (opcodes 3 to 6: Send, with Invalidate, with Solicited Event,
+# both) over MPA/TCP (send_sizes_iwarp). Fails when tshark cannot read
+# the capture or a message is left unfinished.
 send_sizes() {
 	local rows
 	local src=ip.src
 	case $2 in *:*) src=ipv6.src ;; esac
+	case ${3:-rxe} in
+	rxe) ;;
+	siw) send_sizes_iwarp "$1" "$src == $2"; return ;;
+	*) echo "send_sizes: no SEND decoder for transport '$3'"; return 1 ;;
+	esac
 	rows=$(tshark_read "$1" -Y "$src == $2 && (infiniband.bth.opcode <= 5 || infiniband.bth.opcode == 22 || infiniband.bth.opcode == 23)" \
 		-T fields -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.opcode \
 		-e infiniband.bth.padcnt -e udp.length 2>&1) ||
@@ -409,6 +417,58 @@ send_sizes() {
 		END {
 			if (bad) exit 1
 			for (q in open) if (open[q]) { print "a SEND message to QP " q " has no last packet"; exit 1 }
+			print n + 0, max + 0, resent + 0
+		}'
+}
+
+# send_sizes_iwarp PCAP FILTER: send_sizes for iWARP: the untagged DDP
+# segments of RDMAP Send messages that FILTER selects (queue 0), a
+# message by its TCP connection and MSN. A segment's payload is its MPA
+# ULPDU length less the untagged DDP and RDMAP headers (18 octets: the
+# control octets, the invalidate STag, QN, MSN and MO); a message is
+# whole when its segments' payloads reach, in order, the MO of its last
+# segment (L set), whose MO plus payload is the message's size. A TCP
+# retransmission (tshark's analysis) is counted and left out; a segment
+# whose MO is not what came before it is a segment the capture lost, and
+# a message whose MSN does not follow its connection's last one (from 1)
+# a message it lost. One TCP segment may carry several FPDUs: tshark lists
+# their fields comma-separated.
+send_sizes_iwarp() {
+	local rows
+	rows=$(tshark_read "$1" -Y "$2 && iwarp_ddp.tagged_flag == 0 && iwarp_rdma.opcode >= 3 && iwarp_rdma.opcode <= 6" \
+		-T fields -E separator=/t -e tcp.stream -e iwarp_ddp.msn -e iwarp_ddp.mo -e iwarp_ddp.last_flag \
+		-e iwarp_mpa.ulpdulength -e iwarp_rdma.opcode -e tcp.analysis.retransmission 2>&1) ||
+		{ echo "$rows"; return 1; }
+	echo "$rows" | awk -F '\t' '
+		NF == 0 || $0 == "" { next }
+		NF < 6 { print "a Send segment without its fields: " $0; bad = 1; exit 1 }
+		$7 != "" { resent++; next }
+		{
+			k = split($2, msn, ","); split($3, mo, ","); split($4, last, ",")
+			split($5, len, ","); split($6, op, ",")
+			for (i = 1; i <= k; i++) {
+				if (op[i] + 0 < 3 || op[i] + 0 > 6) continue
+				key = $1 "/" msn[i]
+				p = len[i] - 18
+				if (p < 0 || got[key] + 0 != mo[i] + 0) {
+					print "the capture lost a segment of Send message " msn[i] " (TCP stream " $1 ")"; bad = 1; exit 1
+				}
+				if (last[i] == "1" || last[i] == "True") {
+					# The MSNs of a connection count its Sends from 1.
+					if (msn[i] != (($1 in next_msn) ? next_msn[$1] : 1)) {
+						print "the capture lost a Send message before MSN " msn[i] " (TCP stream " $1 ")"; bad = 1; exit 1
+					}
+					next_msn[$1] = msn[i] + 1
+					m = mo[i] + p; delete got[key]; open[key] = 0
+					n++; if (m > max) max = m
+				} else {
+					got[key] = mo[i] + p; open[key] = 1
+				}
+			}
+		}
+		END {
+			if (bad) exit 1
+			for (q in open) if (open[q]) { print "Send message " q " has no last segment"; exit 1 }
 			print n + 0, max + 0, resent + 0
 		}'
 }

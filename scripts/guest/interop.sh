@@ -83,6 +83,7 @@ patched-x-patched|patched|patched|rxe|4|4.2|full
 module-asym-x-module-asym|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=32768,requester_recv_size=4096|rxe|4|4.2|cut
 module-asymown-x-module-asymown|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=4096,requester_recv_size=32768|rxe|4|4.2|full
 module-x-module-siw|module:-|module:-|siw|4|4.2|full
+module-asym-x-module-asym-siw|module:responder_send_size=16384,responder_recv_size=8192|module:requester_send_size=32768,requester_recv_size=4096|siw|4|4.2|full
 module-x-stock-siw|module:-|stock|siw|4|4.0|full
 stock-x-module-siw|stock|module:-|siw|4|4.2|full
 module-x-module-v6|module:-|module:-|rxe|6|4.2|full
@@ -249,7 +250,7 @@ data_exact() {
 }
 
 # sends_as_negotiated NAME DIR SERVER CLIENT TRANSPORT FAMILY: on the
-# wire (the server's RoCEv2 capture), every SEND message each side sent
+# wire (the server's capture), every SEND message each side sent
 # is within the send threshold RFC 8797 gives it for the row's
 # configuration (the oracle's expect, not either side's report): the
 # client's Calls within min(its send size, the server's receive size),
@@ -257,8 +258,8 @@ data_exact() {
 # size). A stock server's Replies are not held to the client's receive
 # size (the oracle gives 0, the defect the series fixes): that direction
 # is not judged, and said. The client's mountstats count no bad reply
-# (an ERR_CHUNK or a malformed Reply). siw rows carry RDMAP over TCP,
-# which this does not decode: their SENDs are not judged here.
+# (an ERR_CHUNK or a malformed Reply). On rxe the SENDs are RoCEv2 RC
+# packets, on siw RDMAP Send messages over MPA/TCP (send_sizes).
 sends_as_negotiated() {
 	local name=$1 d=$2 exp side limit addr out n max resent ok=0 bad
 	bad=$(mountstats_rdma "$d/client-mountstats" 20)
@@ -268,10 +269,6 @@ sends_as_negotiated() {
 	elif [ "$bad" != 0 ]; then
 		ktap_print_msg "$name: the client's mountstats count $bad bad replies"
 		ok=1
-	fi
-	if [ "$5" != rxe ]; then
-		ktap_print_msg "$name: SEND sizes not judged over $5 (RDMAP over TCP is not decoded here)"
-		return $ok
 	fi
 	exp=$(python3 "$ORACLE" expect --server "$3" --client "$4" --transport "$5") ||
 		{ ktap_print_msg "$name: the oracle refuses the row"; return 1; }
@@ -287,7 +284,7 @@ sends_as_negotiated() {
 			ok=1
 			continue
 		fi
-		out=$(send_sizes "$d/server.pcap" "$addr" 2>&1) || { ktap_print_msg "$name: $out"; ok=1; continue; }
+		out=$(send_sizes "$d/server.pcap" "$addr" "$5" 2>&1) || { ktap_print_msg "$name: $out"; ok=1; continue; }
 		read -r n max resent <<<"$out"
 		ktap_print_msg "$name: the $side sent $n SEND messages, the largest $max octets (its threshold $limit; $resent packets resent)"
 		if ! [[ "$n $max" =~ ^[0-9]+\ [0-9]+$ ]] || [ "$n" -eq 0 ] || [ "$max" -gt "$limit" ]; then
