@@ -42,9 +42,9 @@ result() {
 
 # largest WHO SRC WANT: the largest Send of SRC is WANT octets.
 largest() {
-	local out count max resent
+	local out count max
 	out=$(send_sizes "$pcap" "$2" siw 2>&1)
-	read -r count max resent <<<"$out"
+	read -r count max _ <<<"$out"
 	if [[ "$count $max" =~ ^[1-9][0-9]*\ [0-9]+$ ]] && [ "$max" = "$3" ]; then
 		result "the $1's largest Send: $max octets ($count messages), as on rxe" ok
 	else
