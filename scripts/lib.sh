@@ -427,42 +427,66 @@ send_sizes() {
 # ULPDU length less the untagged DDP and RDMAP headers (18 octets: the
 # control octets, the invalidate STag, QN, MSN and MO); a message is
 # whole when its segments' payloads reach, in order, the MO of its last
-# segment (L set), whose MO plus payload is the message's size. A TCP
-# retransmission (tshark's analysis) is counted and left out; a segment
+# segment (L set), whose MO plus payload is the message's size. TCP
+# retransmissions (tshark's analysis) are counted; a segment
 # whose MO is not what came before it is a segment the capture lost, and
 # a message whose MSN does not follow its connection's last one (from 1)
 # a message it lost. One TCP segment may carry several FPDUs: tshark lists
 # their fields comma-separated.
 send_sizes_iwarp() {
-	local rows
+	local rows resent
 	rows=$(tshark_read "$1" -Y "$2 && iwarp_ddp.tagged_flag == 0 && iwarp_rdma.opcode >= 3 && iwarp_rdma.opcode <= 6" \
-		-T fields -E separator=/t -e tcp.stream -e iwarp_ddp.msn -e iwarp_ddp.mo -e iwarp_ddp.last_flag \
-		-e iwarp_mpa.ulpdulength -e iwarp_rdma.opcode -e tcp.analysis.retransmission 2>&1) ||
+		-T fields -E separator=/t -e tcp.stream -e iwarp_ddp.tagged_flag -e iwarp_ddp.last_flag \
+		-e iwarp_mpa.ulpdulength -e iwarp_rdma.opcode -e iwarp_ddp.msn -e iwarp_ddp.mo 2>&1) ||
 		{ echo "$rows"; return 1; }
-	echo "$rows" | awk -F '\t' '
-		NF == 0 || $0 == "" { next }
-		NF < 6 { print "a Send segment without its fields: " $0; bad = 1; exit 1 }
-		$7 != "" { resent++; next }
+	# tshark does not hand a retransmitted TCP segment's payload to the
+	# iWARP dissector: the retransmissions are counted apart.
+	resent=$(tshark_read "$1" -Y "$2 && tcp.analysis.retransmission && tcp.len > 0" -T fields -e frame.number 2>&1) ||
+		{ echo "$resent"; return 1; }
+	resent=$(grep -c . <<<"$resent")
+	echo "$rows" | awk -F '\t' -v resent="$resent" '
+		# hex: tshark prints the opcode as 0x03 (mawk and gawk read hex
+		# numbers differently: parsed by hand).
+		function hex(v,   d, i, n) {
+			v = tolower(v); sub(/^0x/, "", v); n = 0
+			for (i = 1; i <= length(v); i++) {
+				d = index("0123456789abcdef", substr(v, i, 1)) - 1
+				if (d < 0) return -1
+				n = n * 16 + d
+			}
+			return n
+		}
+		$0 == "" { next }
 		{
-			k = split($2, msn, ","); split($3, mo, ","); split($4, last, ",")
-			split($5, len, ","); split($6, op, ",")
+			# One field per FPDU of the frame, the MSN and MO per untagged
+			# one: lists that do not match are a frame not understood.
+			k = split($2, tagged, ","); split($3, last, ","); split($4, len, ",")
+			split($5, op, ","); u = split($6, msn, ","); split($7, mo, ",")
+			for (i = 1; i <= k; i++) t += (tagged[i] == "0" || tagged[i] == "False") ? 1 : 0
+			if ($1 == "" || k == 0 || length(last) != k || length(len) != k || length(op) != k || u != t) {
+				print "a frame whose iWARP fields do not add up: " $0; bad = 1; exit 1
+			}
+			t = 0; j = 0
 			for (i = 1; i <= k; i++) {
-				if (op[i] + 0 < 3 || op[i] + 0 > 6) continue
-				key = $1 "/" msn[i]
+				if (tagged[i] != "0" && tagged[i] != "False") continue
+				j++
+				o = hex(op[i])
+				if (o < 3 || o > 6) continue
+				key = $1 "/" msn[j]
 				p = len[i] - 18
-				if (p < 0 || got[key] + 0 != mo[i] + 0) {
-					print "the capture lost a segment of Send message " msn[i] " (TCP stream " $1 ")"; bad = 1; exit 1
+				if (p < 0 || got[key] + 0 != mo[j] + 0) {
+					print "the capture lost a segment of Send message " msn[j] " (TCP stream " $1 ")"; bad = 1; exit 1
 				}
 				if (last[i] == "1" || last[i] == "True") {
 					# The MSNs of a connection count its Sends from 1.
-					if (msn[i] != (($1 in next_msn) ? next_msn[$1] : 1)) {
-						print "the capture lost a Send message before MSN " msn[i] " (TCP stream " $1 ")"; bad = 1; exit 1
+					if (msn[j] != (($1 in next_msn) ? next_msn[$1] : 1)) {
+						print "the capture lost a Send message before MSN " msn[j] " (TCP stream " $1 ")"; bad = 1; exit 1
 					}
-					next_msn[$1] = msn[i] + 1
-					m = mo[i] + p; delete got[key]; open[key] = 0
+					next_msn[$1] = msn[j] + 1
+					m = mo[j] + p; delete got[key]; open[key] = 0
 					n++; if (m > max) max = m
 				} else {
-					got[key] = mo[i] + p; open[key] = 1
+					got[key] = mo[j] + p; open[key] = 1
 				}
 			}
 		}

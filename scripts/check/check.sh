@@ -285,12 +285,18 @@ guest_suite() {
 }
 
 # rerun_lane BASE LANE PROGS...: a lane whose guest failed before the
-# runner started (no "# selftests:" line in its log: the guest did not
-# boot, the test modules did not build) runs once more, alone, with two
-# vCPUs; its first log is kept beside it (.first.log) and its end printed
-# last (log_tails). A lane that ran any program is never run again: its
-# results stand. Seen once in CI (stop 44): one lane's 17 programs had
-# no result, the other lane's all passed, and CI's output had no more.
+# runner started (no "# selftests:" line in its log) runs once more,
+# alone, with two vCPUs, so that its programs still give their results;
+# its first log is kept beside it (.first.log) and its end printed last
+# (log_tails). The first attempt is a failure of its own unless its log
+# names a cause on the host, before any guest ran (HOST_CAUSES: the test
+# modules or virtme-ng's module tree not built, no kernel, QEMU not
+# starting): a guest that booted the kernel under test and died or hung
+# before the runner is the kernel's failure, whatever the second attempt
+# does. A lane that ran any program is never run again: its results
+# stand. Seen once in CI (stop 44): one lane's 17 programs had no result,
+# the other lane's all passed, and CI's output had no more.
+HOST_CAUSES='could not build |virtme-prep-kdir-mods failed|no kernel in |missing: run |qemu-system[^ ]*: '
 rerun_lane() {
 	local base=$1 name=selftests-$1-$2 what="selftests $1, $2"
 	shift 2
@@ -298,7 +304,12 @@ rerun_lane() {
 	! grep -q '^# selftests: ' "$logs/$name.log" || return 0
 	mv "$logs/$name.log" "$logs/$name.first.log"
 	log_tails+=("$name.first")
-	note "$what: the guest failed before its runner started (build/check/$name.first.log); once more, alone"
+	if grep -qE "$HOST_CAUSES" "$logs/$name.first.log"; then
+		note "$what: the guest did not start, a cause on the host (build/check/$name.first.log); once more, alone"
+	else
+		count "$what: the guest failed before its runner started (build/check/$name.first.log; run again alone, its results below)" 1
+		note "$what: the guest failed before its runner started (build/check/$name.first.log, counted); once more, alone"
+	fi
 	local -x RPCRDMA_CM_GUEST_CPUS=2
 	run_step "$what (again)" "$logs/$name.log" progress_ktap scripts/guest/selftests.sh "$@"
 	echo $? >"$logs/$name.rc"
@@ -337,7 +348,12 @@ tally_lane() {
 	if [ "$st_rc" -ne 0 ] && [ "$failed" -eq "$failed_before" ]; then
 		count "selftests $base${lane:+ $lane}: guest or runner failed (build/check/$name.log)" 1
 	fi
-	[ "$st_rc" -eq 0 ] || log_tails+=("$name")
+	# The log's end where a program of the lane gave no result (the
+	# guest died or timed out): what CI's output can show of why.
+	local p
+	for p in "$@"; do
+		grep -qE "^(not )?ok [0-9]+ selftests: .*: $p( |$)" "$logs/$name.log" || { log_tails+=("$name"); break; }
+	done
 }
 # The guest logs whose end make check prints last (log_tails): where a
 # whole lane's programs did not run, the log's end is all a reader of

@@ -109,9 +109,9 @@ kvm_usable() {
 		# One probe at a time (make check's lanes start two guests at
 		# once): a guest starting beside a probe waits for its answer.
 		(
-			flock 9
+			flock -w 120 9 || echo "guest: no KVM probe lock after 120 s ($stamp.lock); probing anyway" >&2
 			[ ! -f "$stamp" ] || exit 0
-			if (cd "$kdir" && run_group 45 "$VNG" --run "$run" --name "kvm-probe${RPCRDMA_CM_GUEST_TAG:+-$RPCRDMA_CM_GUEST_TAG}" --exec true </dev/null >/dev/null 2>&1); then
+			if (cd "$kdir" && run_group 45 "$VNG" --run "$run" --name "kvm-probe${RPCRDMA_CM_GUEST_TAG:+-$RPCRDMA_CM_GUEST_TAG}" --exec true </dev/null >/dev/null 2>&1 9>&-); then
 				echo yes >"$stamp.$$" && mv "$stamp.$$" "$stamp"
 			else
 				echo no >"$stamp.$$" && mv "$stamp.$$" "$stamp"
@@ -119,6 +119,7 @@ kvm_usable() {
 			fi
 		) 9>"$stamp.lock"
 	fi
+	[ -f "$stamp" ] || echo "guest: no KVM probe answer in $stamp; using TCG" >&2
 	[ "$(cat "$stamp" 2>/dev/null)" = yes ]
 }
 accel_args=()

@@ -44,9 +44,10 @@ no_kernel_report() {
 
 # rdma_resources: what 'rdma resource show' counts over every RDMA device,
 # summed (rdma_device_resources without a device): "pd=N cq=N qp=N
-# cm_id=N mr=N"; nothing (false) when it shows no device's counts.
+# cm_id=N mr=N"; nothing (false, the reason on stderr) when it shows no
+# device's counts or a device's line lacks one.
 rdma_resources() {
-	rdma_device_resources 2>/dev/null
+	rdma_device_resources
 }
 
 # RDMA_IDLE: what each soft RDMA device held when it was added, a file a
@@ -58,7 +59,7 @@ RDMA_IDLE=/tmp/rpcrdma-cm-rdma-idle
 # RDMA device DEV, or summed over every device without DEV: "pd=N cq=N
 # qp=N cm_id=N mr=N", each count found by its name (iproute2 versions
 # print "pd 1", "pd 1/32768" or more fields between); false, with the
-# reason on stderr, when DEV (or no device) is listed or a count is
+# reason on stderr, when DEV (or any device) is not listed or a count is
 # missing from a device's line.
 rdma_device_resources() {
 	local out
@@ -134,10 +135,11 @@ rdma_devices_idle() {
 teardown_settled() {
 	local base=$1 now start=$SECONDS
 	[ -n "$base" ] || { echo "no baseline: rdma resource show gave no device's counts"; return 1; }
-	now=$(rdma_resources)
+	# With its reason when the counts cannot be read (never equal to base).
+	now=$(rdma_resources 2>&1)
 	while [ "$now" != "$base" ] && [ $((SECONDS - start)) -lt "$2" ]; do
 		sleep 0.5
-		now=$(rdma_resources)
+		now=$(rdma_resources 2>&1)
 	done
 	if [ "$now" = "$base" ]; then
 		echo "settled after $((SECONDS - start)) s: $now"
@@ -551,7 +553,8 @@ start_nfsd() {
 		# lockd, which nfsd starts for NFSv3, has a grace period of its
 		# own (50 s by default); nfsd grants no delegation while any
 		# lock manager is in grace (cm_backchannel.sh).
-		echo 10 >/proc/sys/fs/nfs/nlm_grace_period 2>/dev/null || true
+		echo 10 >/proc/sys/fs/nfs/nlm_grace_period 2>/dev/null ||
+			ktap_print_msg "lockd's grace period stays at its default (nlm_grace_period not writable)"
 		pgrep -x rpcbind >/dev/null || start_daemon rpcbind -w
 		exportfs -ra || return 1
 		pgrep -x rpc.mountd >/dev/null || start_daemon rpc.mountd
