@@ -26,6 +26,27 @@
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
 . "$DIR/lib.sh"
+# lockd, which nfsd starts for NFSv3, has a grace period of its own (50 s
+# by default), and nfsd grants no delegation while any lock manager is in
+# grace: 10 s for the nfsd this program starts (selftest_begin), the
+# value before for the programs after it (cleanup). Not in start_nfsd:
+# with delegations granted, the other programs' and the bench's
+# workloads would send other RPCs (a create without its CLOSE).
+NLM_GRACE=/proc/sys/fs/nfs/nlm_grace_period
+NLM_GRACE_WAS=$(cat "$NLM_GRACE" 2>/dev/null) && echo 10 >"$NLM_GRACE" 2>/dev/null || NLM_GRACE_WAS=
+# What cleanup undoes (selftest_end runs it on every exit).
+FILE='' TI='' WRITER='' WRITER_RC=/tmp/rpcrdma_cm-writer.$$
+cleanup() {
+	exec 3<&-
+	if [ -n "$WRITER" ]; then
+		kill "$WRITER" 2>/dev/null
+		wait "$WRITER" 2>/dev/null
+	fi
+	rm -f "$WRITER_RC"
+	[ -z "$FILE" ] || rm -f "$NFS_EXPORT/$FILE"
+	[ -z "$TI" ] || [ ! -d "$TI" ] || rmdir "$TI"
+	[ -z "$NLM_GRACE_WAS" ] || echo "$NLM_GRACE_WAS" >"$NLM_GRACE"
+}
 selftest_begin cm_backchannel module rxe nfsd
 
 CONN=/sys/kernel/debug/rpcrdma_cm/connections
@@ -88,16 +109,6 @@ T=/sys/kernel/tracing
 TI=$T/instances/cm_backchannel.$$
 EVENTS="rpcrdma/xprtrdma_cb_call rpcrdma/xprtrdma_cb_reply rpcrdma/xprtrdma_wc_receive
 	nfsd/nfsd_cb_recall_done nfsd/nfsd_stid_revoke"
-WRITER='' WRITER_RC=/tmp/rpcrdma_cm-writer.$$
-cleanup() {
-	exec 3<&-
-	if [ -n "$WRITER" ]; then
-		kill "$WRITER" 2>/dev/null
-		wait "$WRITER" 2>/dev/null
-	fi
-	rm -f "$WRITER_RC" "$NFS_EXPORT/$FILE"
-	[ ! -d "$TI" ] || rmdir "$TI"
-}
 
 # has_deleg: nfsd's client states list a read delegation of the file.
 has_deleg() {

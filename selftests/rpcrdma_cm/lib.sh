@@ -550,11 +550,6 @@ start_nfsd() {
 	if ! grep -q rdma /proc/fs/nfsd/portlist 2>/dev/null; then
 		echo 10 >/proc/fs/nfsd/nfsv4leasetime
 		echo 10 >/proc/fs/nfsd/nfsv4gracetime
-		# lockd, which nfsd starts for NFSv3, has a grace period of its
-		# own (50 s by default); nfsd grants no delegation while any
-		# lock manager is in grace (cm_backchannel.sh).
-		echo 10 >/proc/sys/fs/nfs/nlm_grace_period 2>/dev/null ||
-			ktap_print_msg "lockd's grace period stays at its default (nlm_grace_period not writable)"
 		pgrep -x rpcbind >/dev/null || start_daemon rpcbind -w
 		exportfs -ra || return 1
 		pgrep -x rpc.mountd >/dev/null || start_daemon rpc.mountd
