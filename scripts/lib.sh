@@ -456,19 +456,22 @@ send_sizes_iwarp() {
 			}
 			return n
 		}
+		# set: a flag as tshark prints it (1 or True).
+		function set(v) { return v == "1" || v == "True" }
 		$0 == "" { next }
 		{
 			# One field per FPDU of the frame, the MSN and MO per untagged
 			# one: lists that do not match are a frame not understood.
 			k = split($2, tagged, ","); split($3, last, ","); split($4, len, ",")
 			split($5, op, ","); u = split($6, msn, ","); split($7, mo, ",")
-			for (i = 1; i <= k; i++) t += (tagged[i] == "0" || tagged[i] == "False") ? 1 : 0
+			t = 0
+			for (i = 1; i <= k; i++) t += !set(tagged[i])
 			if ($1 == "" || k == 0 || length(last) != k || length(len) != k || length(op) != k || u != t) {
 				print "a frame whose iWARP fields do not add up: " $0; bad = 1; exit 1
 			}
-			t = 0; j = 0
+			j = 0
 			for (i = 1; i <= k; i++) {
-				if (tagged[i] != "0" && tagged[i] != "False") continue
+				if (set(tagged[i])) continue
 				j++
 				o = hex(op[i])
 				if (o < 3 || o > 6) continue
@@ -477,7 +480,7 @@ send_sizes_iwarp() {
 				if (p < 0 || got[key] + 0 != mo[j] + 0) {
 					print "the capture lost a segment of Send message " msn[j] " (TCP stream " $1 ")"; bad = 1; exit 1
 				}
-				if (last[i] == "1" || last[i] == "True") {
+				if (set(last[i])) {
 					# The MSNs of a connection count its Sends from 1.
 					if (msn[j] != (($1 in next_msn) ? next_msn[$1] : 1)) {
 						print "the capture lost a Send message before MSN " msn[j] " (TCP stream " $1 ")"; bad = 1; exit 1

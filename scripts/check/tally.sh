@@ -95,7 +95,8 @@ allowed_skip() {
 # ("1..0 # SKIP reason") counts one skip if RPCRDMA_CM_ALLOW_SKIP names it
 # and one failure otherwise. A program that passed with no subtest of its
 # own (e.g. printed "1..0 # SKIP" but exited 0) is a failure. A PROG that
-# printed no result did not run (the guest died or timed out): a failure.
+# printed no result did not run (the guest died or timed out): a failure,
+# counted in not_run too.
 tally_selftests() {
 	local log=$1 line prog='' desc reason='' own_fail=0 own_n=0 p
 	shift
@@ -146,8 +147,13 @@ tally_selftests() {
 			prog= ;;
 		esac
 	done <"$log"
+	# not_run: how many of them did not run (make check prints the log's
+	# end then).
+	not_run=0
 	for p in "$@"; do
-		[ -n "${done_progs[$p]:-}" ] || count "selftests: $p did not run (no result from the runner)" 1
+		[ -n "${done_progs[$p]:-}" ] && continue
+		count "selftests: $p did not run (no result from the runner)" 1
+		not_run=$((not_run + 1))
 	done
 }
 
