@@ -12,8 +12,9 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 selftest_begin dmesg_clean
 
-# The teardown's and kmemleak's ifs: each a result or a skip.
-ktap_plan_counted 2
+# The teardown's and kmemleak's ifs, and the checkers' three (KASAN,
+# kmemleak, lockdep): each a result or a skip.
+ktap_plan_counted 5
 
 # The end of the session's transports: programs may leave nfsd running
 # (selftest_end only unmounts and unloads rpcrdma_cm), so stop it and
@@ -76,6 +77,77 @@ if [ -w $KML ]; then
 	ktap_test_result "kmemleak finds no leak" no_leaks
 else
 	ktap_test_skip "kmemleak finds no leak (kernel without kmemleak)"
+fi
+
+# The checkers are alive: with the session judged, planted bugs
+# (test_modules/checkers_canary.c) must each be reported by the kernel and
+# counted by the judges above. KASAN reports once per boot (no
+# kasan_multi_shot) and lockdep stops at its first report: a checker spent
+# or switched off earlier would have let the log above pass unseen. Last,
+# because the planted reports stay in the log.
+CANARY_KO=$DIR/test_modules/checkers_canary.ko
+# checkers_canary.c's CANARY_LEAKS objects, 0xf6 throughout (a report's
+# hex dump shows their first 32 octets); a stale pointer may hide one.
+CANARY_LEAKS=8
+CANARY_HEX=$(printf 'f6 %.0s' $(seq 16))
+plant() {
+	[ -f "$CANARY_KO" ] || { ktap_print_msg "$CANARY_KO not built"; return 1; }
+	insmod "$CANARY_KO" "plant=$1" && rmmod checkers_canary
+}
+kasan_reports_overread() {
+	local before
+	before=$(dmesg | wc -l)
+	plant overread || return 1
+	dmesg | tail -n +"$((before + 1))" >/tmp/dmesg-canary
+	# (The report names the init function by its alias, init_module.)
+	if ! grep -qE "BUG: KASAN: slab-out-of-bounds in .*\[checkers_canary\]" /tmp/dmesg-canary; then
+		ktap_print_msg "no KASAN report of the planted over-read; the log after it:"
+		sed 's/^/# /' /tmp/dmesg-canary | head -20
+		return 1
+	fi
+	# The judge of every guest log must count it.
+	if no_kernel_report /tmp/dmesg-canary "the planted over-read" >/dev/null; then
+		ktap_print_msg "no_kernel_report passed a log with the planted KASAN report"
+		return 1
+	fi
+}
+kmemleak_reports_leak() {
+	plant leak || return 1
+	# no_leaks (above) must find it, and it must be the planted object.
+	if no_leaks >/tmp/kmemleak-canary; then
+		ktap_print_msg "no_leaks found no leak after the planted one"
+		return 1
+	fi
+	local found
+	found=$(grep -A3 "unreferenced object" $KML | grep -cF "${CANARY_HEX% }")
+	echo clear >$KML
+	if [ "$found" -lt $((CANARY_LEAKS - 1)) ]; then
+		ktap_print_msg "kmemleak reported $found of the $CANARY_LEAKS planted objects; its report:"
+		sed 's/^/# /' /tmp/kmemleak-canary | head -20
+		return 1
+	fi
+	ktap_print_msg "kmemleak reported $found of the $CANARY_LEAKS planted objects"
+}
+lockdep_checking() {
+	grep -q "debug_locks: *1$" /proc/lockdep_stats && return 0
+	ktap_print_msg "lockdep is off: $(grep debug_locks /proc/lockdep_stats)"
+	return 1
+}
+if [ -r /proc/lockdep_stats ]; then
+	ktap_test_result "lockdep still checking at the end of the session (debug_locks 1)" lockdep_checking
+else
+	ktap_test_skip "lockdep still checking (kernel without lockdep)"
+fi
+if [ -w $KML ]; then
+	ktap_test_result "kmemleak reports a planted leak and the leak judge counts it" kmemleak_reports_leak
+else
+	ktap_test_skip "kmemleak reports a planted leak (kernel without kmemleak)"
+fi
+# KASAN last: its report turns lockdep off (the kernel is tainted).
+if grep -q "KernelAddressSanitizer initialized" /tmp/dmesg-all; then
+	ktap_test_result "KASAN reports a planted over-read and the log's judge counts it" kasan_reports_overread
+else
+	ktap_test_skip "KASAN reports a planted over-read (kernel without KASAN)"
 fi
 
 ktap_finished

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Planted bugs for dmesg_clean.sh, which loads this module last in a guest
+ * session, after it has judged the session's log: the kernel's checkers
+ * must report each of them, and the suite's own judges must count each
+ * report as a failure. A kernel where KASAN or kmemleak is missing, off or
+ * already spent passes a clean log without looking; this is what tells
+ * the two apart. Never load it anywhere else.
+ *
+ * plant=overread  reads one octet past a 5-octet kmalloc() object, as a
+ *                 decoder reading an 8-octet message from the 5 octets
+ *                 siw allocates for a 1-octet private data would (KASAN:
+ *                 slab-out-of-bounds)
+ * plant=leak      allocates CANARY_LEAKS objects of CANARY_LEAK_SIZE
+ *                 octets and drops the only pointer to each (kmemleak:
+ *                 unreferenced object). More than one: a stale copy of
+ *                 the last pointer can stay on a stack or in a register
+ *                 kmemleak scans and keep that one from being reported.
+ *
+ * Loading succeeds either way; the report is what the caller reads.
+ */
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+/*
+ * The leaked objects' size (kmemleak reports its cache's, 192) and their
+ * contents, 0xf6 throughout: what dmesg_clean.sh finds in the report.
+ */
+#define CANARY_LEAK_SIZE 173
+/* How many objects plant=leak leaks. */
+#define CANARY_LEAKS 8
+
+static char *plant = "";
+module_param(plant, charp, 0444);
+MODULE_PARM_DESC(plant, "the bug to plant: overread or leak");
+
+/* Keeps the compiler from seeing that the read is out of bounds. */
+static unsigned long canary_index = 5;
+module_param(canary_index, ulong, 0444);
+MODULE_PARM_DESC(canary_index, "octet read by plant=overread (default 5, one past)");
+
+static int __init checkers_canary_init(void)
+{
+	u8 *p;
+	int i;
+
+	if (!strcmp(plant, "overread")) {
+		p = kmalloc(5, GFP_KERNEL);
+		if (!p)
+			return -ENOMEM;
+		memset(p, 0x18, 5);
+		pr_info("checkers_canary: planted over-read: octet %lu of 5 is %#x\n",
+			canary_index, READ_ONCE(p[canary_index]));
+		kfree(p);
+	} else if (!strcmp(plant, "leak")) {
+		for (i = 0; i < CANARY_LEAKS; i++) {
+			/* Each pointer overwrites the one before. */
+			p = kmalloc(CANARY_LEAK_SIZE, GFP_KERNEL);
+			if (!p)
+				return -ENOMEM;
+			memset(p, 0xf6, CANARY_LEAK_SIZE);
+			/* The pattern is what dmesg_clean.sh finds. */
+			barrier_data(p);
+		}
+		pr_info("checkers_canary: planted %d leaks of %d octets\n",
+			CANARY_LEAKS, CANARY_LEAK_SIZE);
+	} else {
+		pr_err("checkers_canary: plant=%s: say overread or leak\n", plant);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void __exit checkers_canary_exit(void)
+{
+}
+
+module_init(checkers_canary_init);
+module_exit(checkers_canary_exit);
+
+MODULE_DESCRIPTION("Planted bugs that KASAN and kmemleak must report (dmesg_clean.sh)");
+MODULE_LICENSE("GPL");
