@@ -158,18 +158,18 @@ if [ "${RPCRDMA_CM_GUEST_9P_CACHE:-loose}" != none ]; then
 	kernel_args+=(--append "rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=${RPCRDMA_CM_GUEST_9P_CACHE:-loose}")
 fi
 # kmemleak on a kernel whose SLUB keeps per-CPU sheaves (7.3): a sheaf is
-# an array of free objects' addresses, kmalloc'ed, so kmemleak scans it,
-# and a slot an object was allocated from keeps that object's address:
-# every object allocated from a sheaf stays "referenced" (measured on the
-# 7.3 debug kernel: eight planted kmalloc-192 leaks, none reported; a
-# 12 KB kmalloc, from the page allocator, reported). A cache with a debug
-# flag has no sheaves: U (alloc and free owners kept, which reports print
-# too) on the kmalloc caches, where the transports allocate, gives
-# kmemleak its sight back (seven of the eight reported; the eighth's
-# address stays in a register or on a stack, as kmemleak documents).
+# a kmalloc'ed array of free objects' addresses, which kmemleak scans, and
+# the slot an object was allocated from keeps its address until a free
+# into that slot overwrites it: such an object stays "referenced" (on the
+# 7.3 debug kernel, eight planted kmalloc-192 leaks were none of them
+# reported; a 12 KB kmalloc, from the page allocator, was). A cache with a
+# debug flag has no sheaves: U (alloc and free owners kept, which reports
+# print too) on every cache gives kmemleak its sight back, at the cost of
+# SLUB's debug path for every allocation on these kernels (the debug and
+# checked variants; the default kernel has no kmemleak).
 if [ -z "$kimg" ] && grep -q '^CONFIG_DEBUG_KMEMLEAK=y' "$kdir/.config" 2>/dev/null &&
 	grep -q 'struct slab_sheaf' "$kdir/mm/slub.c" 2>/dev/null; then
-	kernel_args+=(--append 'slab_debug=U,kmalloc-*')
+	kernel_args+=(--append slab_debug=U)
 fi
 # RPCRDMA_CM_GUEST_APPEND: more kernel parameters (e.g. debugfs=off).
 [ -z "${RPCRDMA_CM_GUEST_APPEND:-}" ] || kernel_args+=(--append "$RPCRDMA_CM_GUEST_APPEND")
@@ -200,10 +200,13 @@ fi
 # rest: root= and init= go, the guest panics before its command starts
 # and virtme-ng exits 255 with nothing said (CI, stops 44 and 45: make
 # check's first 7.3 lane, 17 programs and their paths under /check/work,
-# came to more than 2047; measured 1931 here under /work). The host's /tmp
-# is the guest's too (virtme-ng overlays it), so the file is read where it
-# was written.
+# came to more than 2047; measured 1971 here under /work). The host's /tmp
+# is the guest's too (virtme-ng's default writable overlays include /tmp,
+# with the host's as the lower layer), so the file is read where it was
+# written.
 cmdfile=$(mktemp /tmp/rpcrdma-cm-guest.XXXXXX)
+# (run_group's traps remove it too, beside the guest's end.)
+trap 'rm -f -- "$cmdfile"' EXIT
 printf '%s\n' "$cmd" >"$cmdfile"
 rc=0
 run_group "$timeout" "$VNG" --run "$run" "${accel_args[@]}" "${vng_args[@]}" --name "$name" --cpus "$cpus" \

@@ -81,39 +81,41 @@ fi
 
 # The checkers are alive: with the session judged, planted bugs
 # (test_modules/checkers_canary.c) must each be reported by the kernel and
-# counted by the judges above. KASAN reports once per boot (no
-# kasan_multi_shot) and lockdep stops at its first report: a checker spent
-# or switched off earlier would have let the log above pass unseen. Last,
-# because the planted reports stay in the log.
+# counted by the judges above. A checker that is off, blind (kmemleak
+# behind SLUB's sheaves, see guest.sh) or was turned off without a report
+# (lockdep, by a taint) would otherwise pass a clean log unseen. Last,
+# because the planted reports stay in the log, and KASAN's turns lockdep
+# off.
 CANARY_KO=$DIR/test_modules/checkers_canary.ko
-# checkers_canary.c's CANARY_LEAKS objects, 0xf6 throughout (a report's
-# hex dump shows their first 32 octets); a stale pointer may hide one.
-CANARY_LEAKS=8
+# Objects the leak plant leaks, 0xf6 throughout (a report's hex dump shows
+# their first 32 octets); a stale pointer on a stack can hide some: at
+# least half must be reported.
+CANARY_LEAKS=32
 CANARY_HEX=$(printf 'f6 %.0s' $(seq 16))
 plant() {
 	[ -f "$CANARY_KO" ] || { ktap_print_msg "$CANARY_KO not built"; return 1; }
-	insmod "$CANARY_KO" "plant=$1" && rmmod checkers_canary
+	insmod "$CANARY_KO" "$@" && rmmod checkers_canary
 }
 kasan_reports_overread() {
-	local before
-	before=$(dmesg | wc -l)
-	plant overread || return 1
-	dmesg | tail -n +"$((before + 1))" >/tmp/dmesg-canary
+	kmsg_mark checkers_canary
+	plant plant=overread || return 1
+	kernel_log_since checkers_canary >/tmp/dmesg-canary || return 1
 	# (The report names the init function by its alias, init_module.)
 	if ! grep -qE "BUG: KASAN: slab-out-of-bounds in .*\[checkers_canary\]" /tmp/dmesg-canary; then
 		ktap_print_msg "no KASAN report of the planted over-read; the log after it:"
 		sed 's/^/# /' /tmp/dmesg-canary | head -20
 		return 1
 	fi
-	# The judge of every guest log must count it.
+	# The judge of every guest log must count it (its pattern, not a
+	# second reading of the line above).
 	if no_kernel_report /tmp/dmesg-canary "the planted over-read" >/dev/null; then
 		ktap_print_msg "no_kernel_report passed a log with the planted KASAN report"
 		return 1
 	fi
 }
 kmemleak_reports_leak() {
-	plant leak || return 1
-	# no_leaks (above) must find it, and it must be the planted object.
+	plant plant=leak leaks=$CANARY_LEAKS || return 1
+	# no_leaks (above) must find them, and they must be the planted ones.
 	if no_leaks >/tmp/kmemleak-canary; then
 		ktap_print_msg "no_leaks found no leak after the planted one"
 		return 1
@@ -121,7 +123,7 @@ kmemleak_reports_leak() {
 	local found
 	found=$(grep -A3 "unreferenced object" $KML | grep -cF "${CANARY_HEX% }")
 	echo clear >$KML
-	if [ "$found" -lt $((CANARY_LEAKS - 1)) ]; then
+	if [ "$found" -lt $((CANARY_LEAKS / 2)) ]; then
 		ktap_print_msg "kmemleak reported $found of the $CANARY_LEAKS planted objects; its report:"
 		sed 's/^/# /' /tmp/kmemleak-canary | head -20
 		return 1
@@ -144,7 +146,7 @@ else
 	ktap_test_skip "kmemleak reports a planted leak (kernel without kmemleak)"
 fi
 # KASAN last: its report turns lockdep off (the kernel is tainted).
-if grep -q "KernelAddressSanitizer initialized" /tmp/dmesg-all; then
+if grep -qw kasan_report /proc/kallsyms; then
 	ktap_test_result "KASAN reports a planted over-read and the log's judge counts it" kasan_reports_overread
 else
 	ktap_test_skip "KASAN reports a planted over-read (kernel without KASAN)"

@@ -11,14 +11,16 @@
  *                 decoder reading an 8-octet message from the 5 octets
  *                 siw allocates for a 1-octet private data would (KASAN:
  *                 slab-out-of-bounds)
- * plant=leak      allocates CANARY_LEAKS objects of CANARY_LEAK_SIZE
- *                 octets and drops the only pointer to each (kmemleak:
- *                 unreferenced object). More than one: a stale copy of
- *                 the last pointer can stay on a stack or in a register
- *                 kmemleak scans and keep that one from being reported.
+ * plant=leak      allocates leaks= objects of CANARY_LEAK_SIZE octets and
+ *                 drops the only pointer to each (kmemleak: unreferenced
+ *                 object). More than one: a stale copy of a pointer can
+ *                 stay on a stack kmemleak scans and keep that object
+ *                 from being reported.
  *
  * Loading succeeds either way; the report is what the caller reads.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -30,12 +32,14 @@
  * contents, 0xf6 throughout: what dmesg_clean.sh finds in the report.
  */
 #define CANARY_LEAK_SIZE 173
-/* How many objects plant=leak leaks. */
-#define CANARY_LEAKS 8
 
 static char *plant = "";
 module_param(plant, charp, 0444);
 MODULE_PARM_DESC(plant, "the bug to plant: overread or leak");
+
+static unsigned int leaks = 32;
+module_param(leaks, uint, 0444);
+MODULE_PARM_DESC(leaks, "objects plant=leak leaks (default 32)");
 
 /* Keeps the compiler from seeing that the read is out of bounds. */
 static unsigned long canary_index = 5;
@@ -44,19 +48,19 @@ MODULE_PARM_DESC(canary_index, "octet read by plant=overread (default 5, one pas
 
 static int __init checkers_canary_init(void)
 {
+	unsigned int i;
 	u8 *p;
-	int i;
 
 	if (!strcmp(plant, "overread")) {
 		p = kmalloc(5, GFP_KERNEL);
 		if (!p)
 			return -ENOMEM;
 		memset(p, 0x18, 5);
-		pr_info("checkers_canary: planted over-read: octet %lu of 5 is %#x\n",
+		pr_info("planted over-read: octet %lu of 5 is %#x\n",
 			canary_index, READ_ONCE(p[canary_index]));
 		kfree(p);
 	} else if (!strcmp(plant, "leak")) {
-		for (i = 0; i < CANARY_LEAKS; i++) {
+		for (i = 0; i < leaks; i++) {
 			/* Each pointer overwrites the one before. */
 			p = kmalloc(CANARY_LEAK_SIZE, GFP_KERNEL);
 			if (!p)
@@ -65,10 +69,9 @@ static int __init checkers_canary_init(void)
 			/* The pattern is what dmesg_clean.sh finds. */
 			barrier_data(p);
 		}
-		pr_info("checkers_canary: planted %d leaks of %d octets\n",
-			CANARY_LEAKS, CANARY_LEAK_SIZE);
+		pr_info("planted %u leaks of %d octets\n", leaks, CANARY_LEAK_SIZE);
 	} else {
-		pr_err("checkers_canary: plant=%s: say overread or leak\n", plant);
+		pr_err("plant=%s: say overread or leak\n", plant);
 		return -EINVAL;
 	}
 	return 0;
