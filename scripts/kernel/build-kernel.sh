@@ -3,12 +3,17 @@
 #
 # Build (or reuse) a test kernel: the one entry for every variant.
 #
-#   scripts/kernel/build-kernel.sh [--print-dir] [default|debug|stock|stock-debug]
+#   scripts/kernel/build-kernel.sh [--print-dir] [default|debug|checked|stock|stock-debug|stock-checked]
 #
 # The kernel base is RPCRDMA_CM_KBASE (6.12 or 7.3, see lib.sh): its Debian
 # source and, for default and debug, its series, patches/<base>/. debug adds
 # kconfig/debug.config (beside this script: KASAN, kmemleak, lockdep).
-# stock and stock-debug are the same source, fragments and toolchain with
+# checked adds the same fragment, but compiles KASAN's checks into the
+# RDMA transports', the RDMA core's and the Rust kernel crate's objects only
+# (KASAN_SCOPE_DIRS): kmemleak and lockdep on the whole kernel, KASAN's
+# allocator side (redzones, quarantine, shadow) for every allocation, so an
+# over-read by instrumented code of memory anyone allocated is reported.
+# stock, stock-debug and stock-checked are the same source, fragments and toolchain with
 # no patch applied: the kernel users run next to a host with rpcrdma_cm, which the interop matrix
 # and the stock conformance step boot as the unpatched peer (and on which,
 # with debug, the defects the series fixes show as reports).
@@ -22,7 +27,7 @@
 # building.
 #
 # A stock variant is built incrementally from the patched tree of the same
-# base (default or debug) when that one is built: the tree is copied with
+# base (default, debug or checked) when that one is built: the tree is copied with
 # its objects and timestamps, its git work tree is reset to the "Debian
 # linux-source-<base>" commit (only the files the series touched get new
 # timestamps), and make recompiles what depends on them. Otherwise it is
@@ -35,15 +40,15 @@ variant=default
 for a in "$@"; do
 	case "$a" in
 	--print-dir) print_only=1 ;;
-	default | debug | stock | stock-debug) variant=$a ;;
-	*) rpcrdma_cm_die "unknown argument '$a' (use --print-dir, default, debug, stock or stock-debug)" ;;
+	default | debug | checked | stock | stock-debug | stock-checked) variant=$a ;;
+	*) rpcrdma_cm_die "unknown argument '$a' (use --print-dir, default, debug, checked, stock, stock-debug or stock-checked)" ;;
 	esac
 done
 # The patched variant a stock one is derived from, and whether it is stock.
 patched_variant=default
-case $variant in debug | stock-debug) patched_variant=debug ;; esac
+case $variant in debug | stock-debug) patched_variant=debug ;; checked | stock-checked) patched_variant=checked ;; esac
 stock=0
-case $variant in stock | stock-debug) stock=1 ;; esac
+case $variant in stock | stock-debug | stock-checked) stock=1 ;; esac
 
 # The configuration fragments, beside this script.
 kconfig=$RPCRDMA_CM_TOP/scripts/kernel/kconfig
@@ -62,8 +67,49 @@ series_fragment=$kconfig/series-$RPCRDMA_CM_KBASE.config
 if [ -f "$series_fragment" ]; then
 	fragments+=("$series_fragment")
 fi
-[ "$patched_variant" = debug ] && fragments+=("$kconfig/debug.config")
+# checked: the same options, KASAN's checks in some objects only.
+case $patched_variant in debug | checked) fragments+=("$kconfig/debug.config") ;; esac
 
+# The checked variant's KASAN scope: the directories (and the Rust kernel
+# crate, which holds the sunrpc abstraction) whose objects get KASAN's
+# checks; every other object is built without them. One make argument,
+# KASAN_SANITIZE, evaluated per object with its path ($@): it takes the
+# place of every directory's own KASAN_SANITIZE (a command-line variable
+# wins over makefile assignments, and reaches the sub-makes), while an
+# object's KASAN_SANITIZE_<name>.o := n in the tree still keeps that
+# object uninstrumented (Kbuild reads it first). Kept in the tree's
+# kasan-scope file: a stock tree built from it uses the same argument, and
+# any other make in the tree must too (without it every object would be
+# rebuilt with KASAN). Objects built outside the tree (rpcrdma_cm.ko, the
+# test modules) are instrumented whole.
+KASAN_SCOPE_DIRS="net/sunrpc/xprtrdma/ drivers/infiniband/core/ drivers/infiniband/sw/rxe/ drivers/infiniband/sw/siw/"
+kasan_scope_arg() {
+	local d pats=''
+	for d in $KASAN_SCOPE_DIRS; do
+		pats="$pats $d%"
+	done
+	echo "KASAN_SANITIZE=\$(if \$(filter$pats rust/kernel.o,\$@),y,n)"
+}
+# kasan_scope_check TREE: the scope took: each object compiled from a
+# source in the directories (a .cmd with a source_ line: not the links of
+# composite modules) and the kernel crate with KASAN's checks, objects
+# elsewhere (the allocator, the network core, sunrpc's core) without.
+kasan_scope_check() {
+	local tree=$1 d f n=0 bad=()
+	for d in $KASAN_SCOPE_DIRS; do
+		while IFS= read -r f; do
+			n=$((n + 1))
+			grep -q 'sanitize=kernel-address\|sanitizer=kernel-address' "$f" || bad+=("$f (not instrumented)")
+		done < <(find "$tree/$d" -name '.*.o.cmd' ! -name '*.mod.o.cmd' -exec grep -l '^source_' {} +)
+	done
+	grep -q 'sanitizer=kernel-address' "$tree/rust/.kernel.o.cmd" || bad+=("rust/.kernel.o.cmd (not instrumented)")
+	for f in mm/.slub.o.cmd net/core/.skbuff.o.cmd net/sunrpc/.xprt.o.cmd; do
+		! grep -q 'sanitize=kernel-address' "$tree/$f" || bad+=("$f (instrumented)")
+	done
+	[ "$n" -gt 0 ] || bad+=("no object in $KASAN_SCOPE_DIRS")
+	[ ${#bad[@]} -eq 0 ] || rpcrdma_cm_die "KASAN scope not as asked: ${bad[*]}"
+	echo "kernel: KASAN in the $n objects of $KASAN_SCOPE_DIRS and rust/kernel.o, not elsewhere"
+}
 input_hash() {
 	{
 		echo "base $RPCRDMA_CM_KBASE tarball $(kbase_source_version)"
@@ -118,8 +164,17 @@ if [ $stock = 1 ]; then
 		[ ! -e include/linux/sunrpc/rpc_rdma_cm.h ] ||
 			rpcrdma_cm_die "include/linux/sunrpc/rpc_rdma_cm.h is still there: the checkout did not undo the series"
 		echo "kernel: files the series touched (they recompile): $(git diff --name-only "$base" "$tip" | wc -l)"
+		# The patched tree's KASAN scope, as it was built (checked).
+		scope=()
+		if [ "$patched_variant" = checked ]; then
+			[ -s "$(dirname "$patched")/kasan-scope" ] ||
+				rpcrdma_cm_die "$(dirname "$patched")/kasan-scope missing: build the checked variant again"
+			scope=("$(cat "$(dirname "$patched")/kasan-scope")")
+			cp "$(dirname "$patched")/kasan-scope" "$dir/kasan-scope"
+		fi
 		# shellcheck disable=SC2046 # the make arguments, one word each
-		make -s -j"$(($(nproc) + 1))" $(kernel_make_args) bzImage modules
+		make -s -j"$(($(nproc) + 1))" $(kernel_make_args) "${scope[@]}" bzImage modules
+		[ "$patched_variant" != checked ] || kasan_scope_check "$dir/linux"
 		touch "$dir/built"
 		echo "kernel: $variant built incrementally in $(($(date +%s) - start)) s: $dir/linux"
 		exit 0
@@ -176,8 +231,15 @@ done
 
 # shellcheck disable=SC2086
 make -s $args rustavailable >/dev/null || rpcrdma_cm_die "Rust toolchain not usable: run 'make deps'"
+
+scope=()
+if [ "$patched_variant" = checked ]; then
+	scope=("$(kasan_scope_arg)")
+	printf '%s\n' "${scope[0]}" >"$dir/kasan-scope"
+fi
 start=$(date +%s)
 # shellcheck disable=SC2086
-make -s -j"$(($(nproc) + 1))" $args bzImage modules
+make -s -j"$(($(nproc) + 1))" $args "${scope[@]}" bzImage modules
+[ "$patched_variant" != checked ] || kasan_scope_check "$src"
 touch "$dir/built"
 echo "kernel: built in $(($(date +%s) - start)) s: $src"
