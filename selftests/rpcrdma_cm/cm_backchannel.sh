@@ -156,7 +156,7 @@ sh -c 'echo v2 >>"$1"; echo $? >"$2"' writer "$NFS_EXPORT/$FILE" "$WRITER_RC" \
 	</dev/null >/dev/null 2>&1 3<&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 WRITER=$!
 traced() {
-	grep -E " $1: " "$TI/trace"
+	traced_cm_private "$1" "$TI/trace"
 }
 # recall_seen: what the recall must have left, once all of it arrived (the
 # writer wakes when nfsd removes the lease, before the client counts the

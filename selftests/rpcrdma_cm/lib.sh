@@ -346,9 +346,10 @@ line_values() {
 	done | paste -sd ' '
 }
 
-# traced_cm_private EVENT: EVENT's lines so far.
+# traced_cm_private EVENT [TRACE]: EVENT's lines so far, in the global
+# trace buffer or in TRACE (an instance's trace file).
 traced_cm_private() {
-	grep " $1: " /sys/kernel/tracing/trace
+	grep " $1: " "${2:-/sys/kernel/tracing/trace}"
 }
 
 # traced_value EVENT KEY: KEY's value in EVENT's newest line so far.
