@@ -22,6 +22,7 @@
 #   scripts/tests/guest-exec.sh
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/scripts/lib.sh"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -29,7 +30,8 @@ mkdir -p "$work/kdir/arch/x86/boot"
 : >"$work/kdir/arch/x86/boot/bzImage"
 
 # The stand-in virtme-ng: keeps its --exec argument, runs it, and exits
-# with its status, or with STANDIN_RC when that is set (a panicked guest).
+# with its status, or with STANDIN_RC when that is set (a panicked guest);
+# STANDIN_HANG: it hangs first (a guest that outlives guest.sh's timeout).
 cat >"$work/vng" <<'STANDIN'
 #!/usr/bin/env bash
 exec_arg='' cwd=.
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
 done
 printf '%s' "$exec_arg" >"$STANDIN_DIR/exec"
 [ -z "${STANDIN_RC:-}" ] || exit "$STANDIN_RC"
+[ -z "${STANDIN_HANG:-}" ] || sleep 30
 cd "$cwd" && sh -c "$exec_arg"
 STANDIN
 chmod +x "$work/vng"
@@ -51,21 +54,11 @@ chmod +x "$work/vng"
 run_guest() {
 	rc=0
 	STANDIN_DIR=$work VNG=$work/vng RPCRDMA_CM_KVM=0 \
-		"$top/scripts/guest/guest.sh" --kdir "$work/kdir" --timeout 60 -- "$@" \
+		"$top/scripts/guest/guest.sh" --kdir "$work/kdir" --timeout "${GUEST_TIMEOUT:-60}" -- "$@" \
 		>"$work/out" 2>"$work/err" || rc=$?
 }
 
 echo "KTAP version 1"
-echo "1..5"
-failed=0
-result() {
-	if [ "$2" = ok ]; then
-		echo "ok $1"
-	else
-		echo "not ok $1 # $3"
-		failed=$((failed + 1))
-	fi
-}
 
 # A command as long as make check's longest lane and longer, with words
 # a shell could mangle: spaces, quotes, $, a glob, a newline, UTF-8.
@@ -77,36 +70,45 @@ run_guest "${words[@]}"
 printf '%s\n' "${words[@]:2}" >"$work/want"
 len=$(stat -c %s "$work/exec" 2>/dev/null || echo none)
 if [ "$rc" = 0 ] && cmp -s "$work/want" "$work/out"; then
-	result "1 the command's words arrive as given ($(stat -c %s "$work/want") octets)" ok
+	tap_result "the command's words arrive as given ($(stat -c %s "$work/want") octets)" ok
 else
-	result "1 the command's words arrive as given" fail \
+	tap_result "the command's words arrive as given" fail \
 		"status $rc, output differs: $(diff "$work/want" "$work/out" | head -5 | tr '\n' ' ') $(head -c 300 "$work/err")"
 fi
 # base64 makes 4 characters of 3 octets: 192 of them are 256 on the
 # kernel's command line, with virtme-ng's 851 far from 2047.
 if [ "$len" != none ] && [ "$len" -le 192 ]; then
-	result "2 --exec is $len octets for a command of $(stat -c %s "$work/want")" ok
+	tap_result "--exec is $len octets for a command of $(stat -c %s "$work/want")" ok
 else
-	result "2 --exec is at most 192 octets" fail "it is $len octets"
+	tap_result "--exec is at most 192 octets" fail "it is $len octets"
 fi
 files=$(grep -o '/tmp/[^ ]*' "$work/exec")
 left=$(for f in $files; do [ ! -e "$f" ] || echo "$f"; done)
 if [ -n "$files" ] && [ -z "$left" ]; then
-	result "3 nothing of the command is left in /tmp after the guest" ok
+	tap_result "nothing of the command is left in /tmp after the guest" ok
 else
-	result "3 nothing of the command is left in /tmp after the guest" fail "files named: '$files', left: '$left'"
+	tap_result "nothing of the command is left in /tmp after the guest" fail "files named: '$files', left: '$left'"
 fi
 run_guest sh -c 'exit 7'
 if [ "$rc" = 7 ]; then
-	result "4 the command's exit status is guest.sh's" ok
+	tap_result "the command's exit status is guest.sh's" ok
 else
-	result "4 the command's exit status is guest.sh's" fail "status $rc, want 7"
+	tap_result "the command's exit status is guest.sh's" fail "status $rc, want 7"
 fi
 STANDIN_RC=255 run_guest true
 if [ "$rc" = 255 ] && grep -q 'panicked' "$work/err"; then
-	result "5 a guest that died (virtme-ng's 255) is said to have" ok
+	tap_result "a guest that died (virtme-ng's 255) is said to have" ok
 else
-	result "5 a guest that died (virtme-ng's 255) is said to have" fail \
+	tap_result "a guest that died (virtme-ng's 255) is said to have" fail \
 		"status $rc, stderr: $(head -c 300 "$work/err")"
 fi
-[ "$failed" -eq 0 ]
+STANDIN_HANG=1 GUEST_TIMEOUT=2 run_guest true
+files=$(grep -o '/tmp/[^ ]*' "$work/exec")
+left=$(for f in $files; do [ ! -e "$f" ] || echo "$f"; done)
+if [ "$rc" = 137 ] && [ -n "$files" ] && [ -z "$left" ]; then
+	tap_result "a guest killed at its timeout (137) leaves no command file" ok
+else
+	tap_result "a guest killed at its timeout (137) leaves no command file" fail \
+		"status $rc, files named: '$files', left: '$left'"
+fi
+tap_finish
