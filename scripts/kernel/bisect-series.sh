@@ -20,6 +20,10 @@ set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
+# A checked tree builds only with its KASAN scope argument; without it
+# every step would rebuild every object with KASAN.
+[ ! -e "$(dirname "$kdir")/kasan-scope" ] ||
+	rpcrdma_cm_die "$kdir is a checked tree (KASAN scoped by a make argument): bisect the default one"
 [ -f "$kdir/vmlinux" ] || rpcrdma_cm_die "no kernel at $kdir: run 'make kernel'"
 KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
