@@ -45,7 +45,8 @@ help:
 	@echo '  make check-lts    make check with the whole guest suite on 6.12 and the cut on 7.3'
 	@echo '  make check-debug  the guest tests on the debug kernel (KASAN, kmemleak, lockdep; hours under TCG; PROGS= as above)'
 	@echo '  make check-memory the memory-safety programs on the checked kernel (KASAN in the RPC-over-RDMA'
-	@echo '                   paths, kmemleak, lockdep; MEMORY_PROGS=): planted bugs must be reported'
+	@echo '                   paths, kmemleak, lockdep; MEMORY_PROGS=; KBASE=7.3): planted bugs and, on the'
+	@echo '                   unpatched kernel, the over-read the series fixes must be reported'
 	@echo '  make run          demo (installs deps, builds kernel and module first): NFS over RDMA'
 	@echo '                   stock and with rpcrdma_cm at 64 KB, negotiation and chunks side by side'
 	@echo '  make bench        record receiver benchmark (prints numbers)'
@@ -152,15 +153,20 @@ MEMORY_PROGS ?= cm_iwarp_short.sh cm_hostile_responder.sh cm_storm.sh cm_long_an
 # here under TCG than on the default kernel).
 MEMORY_RELOAD_CYCLES ?= 20
 # Then the unpatched kernel built the same way (stock-checked, from the
-# checked tree in about 90 s): KASAN must report the stock server's
-# over-read of short private data (stock_overread.sh).
+# checked tree in about 90 s), booted with kasan_multi_shot: KASAN must
+# report the stock server's over-reads of short private data
+# (stock_overread.sh; a skip there is a failure here). 7.3 only: the
+# numbers in Documentation/measurements.rst are 7.3's.
 check-memory:
+	@[ "$(KBASE)" = 7.3 ] || { echo "make check-memory KBASE=7.3 (measured on 7.3 only)" >&2; exit 1; }
 	$(SCRIPTS)/kernel/build-kernel.sh checked
 	RPCRDMA_CM_RELOAD_CYCLES=$(MEMORY_RELOAD_CYCLES) SELFTESTS_TIMEOUT=$(DEBUG_SELFTESTS_TIMEOUT) \
 		RPCRDMA_CM_TEST_TIMEOUT=$(DEBUG_TEST_TIMEOUT) $(MAKE) KCONFIG=checked PROGS="$(MEMORY_PROGS)" selftests
 	$(SCRIPTS)/kernel/build-kernel.sh stock-checked
-	KDIR=$$(RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/kernel/build-kernel.sh --print-dir stock-checked) \
-		RPCRDMA_CM_KO=$(CURDIR)/build/module/$(KBASE)/rpcrdma_cm.ko $(SCRIPTS)/guest/selftests.sh stock_overread.sh
+	kdir=$$(RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/kernel/build-kernel.sh --print-dir stock-checked) || exit 1; \
+	KDIR=$$kdir RPCRDMA_CM_KO=$(CURDIR)/build/module/$(KBASE)/rpcrdma_cm.ko RPCRDMA_CM_GUEST_APPEND=kasan_multi_shot \
+		RPCRDMA_CM_STOCK_OVERREAD_REQUIRED=1 SELFTESTS_TIMEOUT=$(DEBUG_SELFTESTS_TIMEOUT) \
+		RPCRDMA_CM_TEST_TIMEOUT=$(DEBUG_TEST_TIMEOUT) $(SCRIPTS)/guest/selftests.sh stock_overread.sh
 
 check:
 	$(SCRIPTS)/check/check.sh

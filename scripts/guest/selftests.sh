@@ -38,6 +38,7 @@ trap 'rm -f "$log"' EXIT
 	"RPCRDMA_CM_CONFORM_TRANSPORTS=${RPCRDMA_CM_CONFORM_TRANSPORTS:-}" \
 	"RPCRDMA_CM_CONFORM_RESPONDER=${RPCRDMA_CM_CONFORM_RESPONDER:-}" \
 	"RPCRDMA_CM_CONFORM_MUTANT=${RPCRDMA_CM_CONFORM_MUTANT:-}" \
+	"RPCRDMA_CM_STOCK_OVERREAD_REQUIRED=${RPCRDMA_CM_STOCK_OVERREAD_REQUIRED:-}" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The runner prints one 'ok'/'not ok' line per test program.

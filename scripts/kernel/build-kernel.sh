@@ -90,25 +90,39 @@ kasan_scope_arg() {
 	done
 	echo "KASAN_SANITIZE=\$(if \$(filter$pats rust/kernel.o,\$@),y,n)"
 }
-# kasan_scope_check TREE: the scope took: each object compiled from a
-# source in the directories (a .cmd with a source_ line: not the links of
-# composite modules) and the kernel crate with KASAN's checks, objects
-# elsewhere (the allocator, the network core, sunrpc's core) without.
+# kasan_scope_check TREE: the scope took. Every object compiled from a
+# source of the directories (a .cmd with a source_ line whose source is
+# there: not a composite module's link, not a stale .cmd of a file a stock
+# tree no longer has) and the kernel crate has KASAN's checks, but one
+# that its Makefile keeps uninstrumented (KASAN_SANITIZE_<file>.o := n);
+# no compiled object elsewhere has them, but one its Makefile asks for
+# (KASAN_SANITIZE_<file>.o := y).
 kasan_scope_check() {
-	local tree=$1 d f n=0 bad=()
-	for d in $KASAN_SCOPE_DIRS; do
-		while IFS= read -r f; do
-			n=$((n + 1))
-			grep -q 'sanitize=kernel-address\|sanitizer=kernel-address' "$f" || bad+=("$f (not instrumented)")
-		done < <(find "$tree/$d" -name '.*.o.cmd' ! -name '*.mod.o.cmd' -exec grep -l '^source_' {} +)
-	done
-	grep -q 'sanitizer=kernel-address' "$tree/rust/.kernel.o.cmd" || bad+=("rust/.kernel.o.cmd (not instrumented)")
-	for f in mm/.slub.o.cmd net/core/.skbuff.o.cmd net/sunrpc/.xprt.o.cmd; do
-		! grep -q 'sanitize=kernel-address' "$tree/$f" || bad+=("$f (instrumented)")
-	done
+	local tree=$1 f src obj dir stem d n=0 bad=() inscope
+	while IFS= read -r f; do
+		src=$(sed -n 's/^source_[^ ]* := //p' "$f" | head -n 1)
+		[ -n "$src" ] && [ -f "$tree/$src" ] || continue
+		obj=${f#"$tree"/}
+		dir=${obj%/*}
+		stem=$(basename "$obj" .o.cmd)
+		stem=${stem#.}
+		inscope=no
+		for d in $KASAN_SCOPE_DIRS; do
+			case "$obj" in "$d"*) inscope=yes ;; esac
+		done
+		[ "$obj" != rust/.kernel.o.cmd ] || inscope=yes
+		if grep -q 'sanitize=kernel-address\|sanitizer=kernel-address' "$f"; then
+			[ $inscope = yes ] && n=$((n + 1)) && continue
+			grep -qsE "^KASAN_SANITIZE_$stem\.o[[:space:]]*:?=[[:space:]]*y" "$tree/$dir/Makefile" "$tree/$dir/Kbuild" ||
+				bad+=("$obj (instrumented)")
+		elif [ $inscope = yes ]; then
+			grep -qsE "^KASAN_SANITIZE_$stem\.o[[:space:]]*:?=[[:space:]]*n" "$tree/$dir/Makefile" "$tree/$dir/Kbuild" ||
+				bad+=("$obj (not instrumented)")
+		fi
+	done < <(find "$tree" -name '.*.o.cmd' ! -name '*.mod.o.cmd' ! -path '*/.virtme_mods/*')
 	[ "$n" -gt 0 ] || bad+=("no object in $KASAN_SCOPE_DIRS")
 	[ ${#bad[@]} -eq 0 ] || rpcrdma_cm_die "KASAN scope not as asked: ${bad[*]}"
-	echo "kernel: KASAN in the $n objects of $KASAN_SCOPE_DIRS and rust/kernel.o, not elsewhere"
+	echo "kernel: KASAN in the $n objects of $KASAN_SCOPE_DIRS and rust/kernel.o, in no other"
 }
 input_hash() {
 	{
