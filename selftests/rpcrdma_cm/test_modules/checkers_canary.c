@@ -3,13 +3,14 @@
  * Planted bugs for dmesg_clean.sh, which loads this module last in a guest
  * session, after it has judged the session's log: the kernel's checkers
  * must report each of them, and the suite's own judges must count each
- * report as a failure. A kernel where KASAN or kmemleak is missing, off or
- * already spent passes a clean log without looking; this is what tells
- * the two apart. Never load it anywhere else.
+ * report as a failure. A kernel whose KASAN or kmemleak is off or blind
+ * passes a clean log without looking; this is what tells the two apart.
+ * Never load it anywhere else.
  *
  * plant=overread  reads one octet past a 5-octet kmalloc() object, as a
- *                 decoder reading an 8-octet message from the 5 octets
- *                 siw allocates for a 1-octet private data would (KASAN:
+ *                 decoder reading an 8-octet message from a copy of
+ *                 5 octets of private data would (iw_cm hands the server
+ *                 a kmemdup() of exactly what the peer sent) (KASAN:
  *                 slab-out-of-bounds)
  * plant=leak      allocates leaks= objects of CANARY_LEAK_SIZE octets and
  *                 drops the only pointer to each (kmemleak: unreferenced
