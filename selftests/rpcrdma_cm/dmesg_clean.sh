@@ -146,7 +146,7 @@ else
 	ktap_test_skip "kmemleak reports a planted leak (kernel without kmemleak)"
 fi
 # KASAN last: its report turns lockdep off (the kernel is tainted).
-if grep -qw kasan_report /proc/kallsyms; then
+if kernel_has_kasan; then
 	ktap_test_result "KASAN reports a planted over-read and the log's judge counts it" kasan_reports_overread
 else
 	ktap_test_skip "KASAN reports a planted over-read (kernel without KASAN)"

@@ -189,6 +189,12 @@ stat_counters_into() {
 	done
 }
 
+# kernel_has_kasan: the running kernel reports with KASAN (its report
+# function is in kallsyms; a kernel without CONFIG_KASAN has none).
+kernel_has_kasan() {
+	grep -qw kasan_report /proc/kallsyms
+}
+
 # kmsg_mark NAME: put a marker for NAME into the kernel log, from which
 # kernel_log_since NAME reads. Programs never clear the log: dmesg_clean.sh
 # checks all of it at the end.

@@ -33,7 +33,7 @@ not_here() {
 }
 [ ! -d /sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private ] ||
 	not_here "a patched kernel (it traces svcrdma_cm_private): cm_iwarp_short.sh checks it"
-grep -qw kasan_report /proc/kallsyms || not_here "a kernel without KASAN"
+kernel_has_kasan || not_here "a kernel without KASAN"
 grep -qw kasan_multi_shot /proc/cmdline || not_here "booted without kasan_multi_shot"
 
 # octets sent|whether the stock server reads past them
