@@ -165,8 +165,8 @@ fi
 # reported; a 12 KB kmalloc, from the page allocator, was). A cache with a
 # debug flag has no sheaves: U (alloc and free owners kept, which reports
 # print too) on every cache gives kmemleak its sight back, at the cost of
-# SLUB's debug path for every allocation on these kernels (the debug and
-# checked variants; the default kernel has no kmemleak).
+# SLUB's debug path for every allocation on these kernels (7.3's test
+# kernels but the plain variant).
 if [ -z "$kimg" ] && grep -q '^CONFIG_DEBUG_KMEMLEAK=y' "$kdir/.config" 2>/dev/null &&
 	grep -q 'struct slab_sheaf' "$kdir/mm/slub.c" 2>/dev/null; then
 	kernel_args+=(--append slab_debug=U)

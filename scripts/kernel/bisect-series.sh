@@ -20,10 +20,11 @@ set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 kdir=${KDIR:-$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir)}
-# A checked tree builds only with its KASAN scope argument; without it
-# every step would rebuild every object with KASAN.
-[ ! -e "$(dirname "$kdir")/kasan-scope" ] ||
-	rpcrdma_cm_die "$kdir is a checked tree (KASAN scoped by a make argument): bisect the default one"
+# A tree whose KASAN is scoped by a make argument (build-kernel.sh's
+# kasan-scope: the 7.3 test kernel) builds only with that argument:
+# without it every step would rebuild every object with KASAN.
+scope=()
+[ ! -s "$(dirname "$kdir")/kasan-scope" ] || scope=("$(cat "$(dirname "$kdir")/kasan-scope")")
 [ -f "$kdir/vmlinux" ] || rpcrdma_cm_die "no kernel at $kdir: run 'make kernel'"
 KSFT_DIR=$kdir/tools/testing/selftests
 # shellcheck source=/dev/null
@@ -33,11 +34,14 @@ tree=$RPCRDMA_CM_CACHE/bisect-$RPCRDMA_CM_KBASE/linux
 logs=$RPCRDMA_CM_TOP/build/bisect/$RPCRDMA_CM_KBASE
 mkdir -p "$logs"
 
-if [ ! -d "$tree/.git" ]; then
+# The copy is of this tree (its configuration and objects): another one
+# (a new hash of build-kernel.sh's) is copied afresh.
+if [ ! -d "$tree/.git" ] || [ "$(cat "$(dirname "$tree")/from" 2>/dev/null)" != "$kdir" ]; then
 	echo "bisect: copying $kdir to $tree"
 	rm -rf "$(dirname "$tree")"
 	mkdir -p "$(dirname "$tree")"
 	cp -a "$kdir" "$tree" || rpcrdma_cm_die "copy failed"
+	echo "$kdir" >"$(dirname "$tree")/from"
 fi
 # The copy has new inodes and ctimes: refresh the index, or git takes every
 # file for changed and rewrites it at the first checkout, and every object
@@ -70,7 +74,7 @@ for step in "${steps[@]}"; do
 	fi
 	start=$(date +%s)
 	# shellcheck disable=SC2046
-	if ! make -s -C "$tree" -j"$(($(nproc) + 1))" $(kernel_make_args) bzImage modules >>"$log" 2>&1; then
+	if ! make -s -C "$tree" -j"$(($(nproc) + 1))" $(kernel_make_args) "${scope[@]}" bzImage modules >>"$log" 2>&1; then
 		tail -5 "$log" | sed 's/^/# /'
 		ktap_test_fail "step $step builds and runs NFS over RDMA: $subject (build failed, $log)"
 		continue

@@ -3,20 +3,25 @@
 #
 # Build (or reuse) a test kernel: the one entry for every variant.
 #
-#   scripts/kernel/build-kernel.sh [--print-dir] [default|debug|checked|stock|stock-debug|stock-checked]
+#   scripts/kernel/build-kernel.sh [--print-dir] [default|plain|debug|checked|stock|stock-plain|stock-debug|stock-checked]
 #
 # The kernel base is RPCRDMA_CM_KBASE (6.12 or 7.3, see lib.sh): its Debian
-# source and, for default and debug, its series, patches/<base>/. debug adds
-# kconfig/debug.config (beside this script: KASAN, kmemleak, lockdep).
-# checked adds the same fragment, but compiles KASAN's checks into the
-# RDMA transports', the RDMA core's and the Rust kernel crate's objects only
-# (KASAN_SCOPE_DIRS): kmemleak and lockdep on the whole kernel, KASAN's
-# allocator side (redzones, quarantine, shadow) for every allocation, so an
-# over-read by instrumented code of memory anyone allocated is reported.
-# stock, stock-debug and stock-checked are the same source, fragments and toolchain with
+# source and, but for the stock variants, its series, patches/<base>/.
+# default is the test kernel make check runs. On the bases of
+# MEMORY_CHECKED_BASES (7.3) it has the memory checkers,
+# kconfig/memory.config (beside this script: KASAN and kmemleak), with
+# KASAN's checks compiled into the RDMA transports', the RDMA core's and
+# the Rust kernel crate's objects only (KASAN_SCOPE_DIRS): kmemleak on the
+# whole kernel, KASAN's allocator side (redzones, quarantine, shadow) for
+# every allocation, so an over-read by instrumented code of memory anyone
+# allocated is reported. plain is the same kernel without the checkers
+# (for benchmarks: KASAN changes what kmalloc takes and what things cost).
+# checked adds kconfig/debug.config (lockdep) to default's; debug has
+# memory.config and debug.config with KASAN on the whole kernel.
+# The stock variants are the same source, fragments and toolchain with
 # no patch applied: the kernel users run next to a host with rpcrdma_cm, which the interop matrix
 # and the stock conformance step boot as the unpatched peer (and on which,
-# with debug, the defects the series fixes show as reports).
+# with KASAN, the defects the series fixes show as reports).
 #
 # The tree lives outside the repository, in
 # $RPCRDMA_CM_CACHE/kernel-<base>-<variant>-<hash>, where <hash> covers
@@ -27,7 +32,7 @@
 # building.
 #
 # A stock variant is built incrementally from the patched tree of the same
-# base (default, debug or checked) when that one is built: the tree is copied with
+# base and configuration when that one is built: the tree is copied with
 # its objects and timestamps, its git work tree is reset to the "Debian
 # linux-source-<base>" commit (only the files the series touched get new
 # timestamps), and make recompiles what depends on them. Otherwise it is
@@ -40,15 +45,19 @@ variant=default
 for a in "$@"; do
 	case "$a" in
 	--print-dir) print_only=1 ;;
-	default | debug | checked | stock | stock-debug | stock-checked) variant=$a ;;
-	*) rpcrdma_cm_die "unknown argument '$a' (use --print-dir, default, debug, checked, stock, stock-debug or stock-checked)" ;;
+	default | plain | debug | checked | stock | stock-plain | stock-debug | stock-checked) variant=$a ;;
+	*) rpcrdma_cm_die "unknown argument '$a' (use --print-dir, default, plain, debug, checked, stock, stock-plain, stock-debug or stock-checked)" ;;
 	esac
 done
 # The patched variant a stock one is derived from, and whether it is stock.
 patched_variant=default
-case $variant in debug | stock-debug) patched_variant=debug ;; checked | stock-checked) patched_variant=checked ;; esac
+case $variant in
+plain | stock-plain) patched_variant=plain ;;
+debug | stock-debug) patched_variant=debug ;;
+checked | stock-checked) patched_variant=checked ;;
+esac
 stock=0
-case $variant in stock | stock-debug | stock-checked) stock=1 ;; esac
+case $variant in stock*) stock=1 ;; esac
 
 # The configuration fragments, beside this script.
 kconfig=$RPCRDMA_CM_TOP/scripts/kernel/kconfig
@@ -67,21 +76,32 @@ series_fragment=$kconfig/series-$RPCRDMA_CM_KBASE.config
 if [ -f "$series_fragment" ]; then
 	fragments+=("$series_fragment")
 fi
-# checked: the same options, KASAN's checks in some objects only.
+# The memory checkers: on the bases whose test kernel has them, in every
+# variant but plain; KASAN's checks scoped (below) but in debug.
+MEMORY_CHECKED_BASES="7.3"
+memory=0
+case $patched_variant in
+default) [[ " $MEMORY_CHECKED_BASES " != *" $RPCRDMA_CM_KBASE "* ]] || memory=1 ;;
+debug | checked) memory=1 ;;
+esac
+[ $memory = 0 ] || fragments+=("$kconfig/memory.config")
 case $patched_variant in debug | checked) fragments+=("$kconfig/debug.config") ;; esac
+scoped=0
+[ $memory = 0 ] || [ "$patched_variant" = debug ] || scoped=1
 
-# The checked variant's KASAN scope: the directories (and the Rust kernel
-# crate, which holds the sunrpc abstraction) whose objects get KASAN's
-# checks; every other object is built without them. One make argument,
-# KASAN_SANITIZE, evaluated per object with its path ($@): it takes the
-# place of every directory's own KASAN_SANITIZE (a command-line variable
-# wins over makefile assignments, and reaches the sub-makes), while an
-# object's KASAN_SANITIZE_<name>.o := n in the tree still keeps that
-# object uninstrumented (Kbuild reads it first). Kept in the tree's
-# kasan-scope file: a stock tree built from it uses the same argument, and
-# any other make in the tree must too (without it every object would be
-# rebuilt with KASAN). Objects built outside the tree (rpcrdma_cm.ko, the
-# test modules) are instrumented whole.
+# The KASAN scope of default and checked (where they have KASAN): the
+# directories (and the Rust kernel crate, which holds the sunrpc
+# abstraction) whose objects get KASAN's checks; every other object is
+# built without them. One make argument, KASAN_SANITIZE, evaluated per
+# object with its path ($@): it takes the place of every directory's own
+# KASAN_SANITIZE (a command-line variable wins over makefile assignments,
+# and reaches the sub-makes), while an object's KASAN_SANITIZE_<name>.o
+# := n in the tree still keeps that object uninstrumented (Kbuild reads
+# it first). Kept in the tree's kasan-scope file: a stock tree built from
+# it uses the same argument, and any other make in the tree must too
+# (bisect-series.sh does; without it every object would be rebuilt with
+# KASAN). Objects built outside the tree (rpcrdma_cm.ko, the test
+# modules) are instrumented whole.
 KASAN_SCOPE_DIRS="net/sunrpc/xprtrdma/ drivers/infiniband/core/ drivers/infiniband/sw/rxe/ drivers/infiniband/sw/siw/"
 kasan_scope_arg() {
 	local d pats=''
@@ -178,17 +198,17 @@ if [ $stock = 1 ]; then
 		[ ! -e include/linux/sunrpc/rpc_rdma_cm.h ] ||
 			rpcrdma_cm_die "include/linux/sunrpc/rpc_rdma_cm.h is still there: the checkout did not undo the series"
 		echo "kernel: files the series touched (they recompile): $(git diff --name-only "$base" "$tip" | wc -l)"
-		# The patched tree's KASAN scope, as it was built (checked).
+		# The patched tree's KASAN scope, as it was built.
 		scope=()
-		if [ "$patched_variant" = checked ]; then
+		if [ $scoped = 1 ]; then
 			[ -s "$(dirname "$patched")/kasan-scope" ] ||
-				rpcrdma_cm_die "$(dirname "$patched")/kasan-scope missing: build the checked variant again"
+				rpcrdma_cm_die "$(dirname "$patched")/kasan-scope missing: build the $patched_variant variant again"
 			scope=("$(cat "$(dirname "$patched")/kasan-scope")")
 			cp "$(dirname "$patched")/kasan-scope" "$dir/kasan-scope"
 		fi
 		# shellcheck disable=SC2046 # the make arguments, one word each
 		make -s -j"$(($(nproc) + 1))" $(kernel_make_args) "${scope[@]}" bzImage modules
-		[ "$patched_variant" != checked ] || kasan_scope_check "$dir/linux"
+		[ $scoped = 0 ] || kasan_scope_check "$dir/linux"
 		touch "$dir/built"
 		echo "kernel: $variant built incrementally in $(($(date +%s) - start)) s: $dir/linux"
 		exit 0
@@ -247,13 +267,13 @@ done
 make -s $args rustavailable >/dev/null || rpcrdma_cm_die "Rust toolchain not usable: run 'make deps'"
 
 scope=()
-if [ "$patched_variant" = checked ]; then
+if [ $scoped = 1 ]; then
 	scope=("$(kasan_scope_arg)")
 	printf '%s\n' "${scope[0]}" >"$dir/kasan-scope"
 fi
 start=$(date +%s)
 # shellcheck disable=SC2086
 make -s -j"$(($(nproc) + 1))" $args "${scope[@]}" bzImage modules
-[ "$patched_variant" != checked ] || kasan_scope_check "$src"
+[ $scoped = 0 ] || kasan_scope_check "$src"
 touch "$dir/built"
 echo "kernel: built in $(($(date +%s) - start)) s: $src"
