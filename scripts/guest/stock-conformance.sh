@@ -21,6 +21,11 @@
 #     only);
 # and pass the others (the grace period, the Replies that fit, a requester
 # that sent nothing). Prints KTAP, one test per subtest of the program.
+# On a stock kernel with KASAN (7.3's test kernels have it in the RDMA
+# paths), selftests/rpcrdma_cm/stock_overread.sh runs too, the guest
+# booted with kasan_multi_shot: KASAN must report the server's reads past
+# 1 and 3 octets of private data over siw (the over-read the series
+# fixes), and none for 7.
 #
 #   scripts/guest/stock-conformance.sh
 #   STOCK_CONFORMANCE_LOG=SAVED scripts/guest/stock-conformance.sh   (judge a saved run)
@@ -33,15 +38,20 @@ kdir=$("$RPCRDMA_CM_TOP/scripts/kernel/build-kernel.sh" --print-dir stock)
 [ -f "$kdir/arch/x86/boot/bzImage" ] || rpcrdma_cm_die "no stock $RPCRDMA_CM_KBASE kernel in $kdir: run 'make stock-kernel'"
 # shellcheck source=/dev/null
 . "$kdir/tools/testing/selftests/kselftest/ktap_helpers.sh"
+# 1 when the stock kernel has KASAN: stock_overread.sh must then run.
+kasan=0
+! grep -q '^CONFIG_KASAN=y' "$kdir/.config" || kasan=1
 log=$(mktemp /tmp/rpcrdma-cm-stock-conformance.XXXXXX)
-trap 'rm -f "$log" "$log.conform"' EXIT
+trap 'rm -f "$log" "$log.section"' EXIT
 
 # STOCK_CONFORMANCE_LOG: judge that saved run of the program instead of
 # booting the stock kernel (for the judge's own tests).
 if [ -n "${STOCK_CONFORMANCE_LOG:-}" ]; then
 	cp "$STOCK_CONFORMANCE_LOG" "$log"
 else
-	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no "$RPCRDMA_CM_TOP/scripts/guest/selftests.sh" stock_transports.sh conform_tool.sh >"$log" 2>&1
+	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no RPCRDMA_CM_GUEST_APPEND=kasan_multi_shot \
+		RPCRDMA_CM_STOCK_OVERREAD_REQUIRED=$kasan \
+		"$RPCRDMA_CM_TOP/scripts/guest/selftests.sh" stock_transports.sh conform_tool.sh stock_overread.sh >"$log" 2>&1
 fi
 [ -z "${STOCK_CONFORMANCE_KEEP:-}" ] || cp "$log" "$STOCK_CONFORMANCE_KEEP"
 # The log without the console's carriage returns (read whole by grep -q
@@ -52,7 +62,7 @@ tr -d '\r' <"$log" >"$log.clean" && mv "$log.clean" "$log"
 results=$(tr -d '\r' <"$log" | sed -n 's/^# \(not ok\|ok\) [0-9]\{1,\} \(.*\)$/\1 \2/p')
 
 ktap_print_header
-ktap_set_plan 25
+ktap_set_plan 26
 ktap_print_msg "stock $RPCRDMA_CM_KBASE kernel: $kdir"
 # No subtest came out: the guest's own words say why.
 if [ -z "$results" ]; then
@@ -127,17 +137,29 @@ ktap_test_result "stock: the guest ran the program to its end" ran_to_end
 # rpcrdma-cm conform on the same stock server (selftests/rpcrdma_cm/
 # conform_tool.sh: every verdict the one its table expects of stock svcrdma,
 # the failures included: the 1 KB and 4 KB Reply limits, the R bit).
-conform_as_expected() {
-	local ktap=$log.conform
-	sed -n '/selftests: .*conform_tool.sh$/,/selftests: .*conform_tool.sh/p' "$log" >"$ktap"
+# program_passed PROG PASS: the guest's PROG passed as a whole, PASS (a
+# number, or "some": one or more) of its subtests passing and none
+# failing; its failures printed. (No pattern as an argument:
+# ktap_test_result expands its command's words unquoted.)
+program_passed() {
+	local ktap=$log.section pass=$2
+	[ "$pass" != some ] || pass='[1-9][0-9]*'
+	sed -n "/selftests: .*$1\$/,/selftests: .*$1/p" "$log" >"$ktap"
 	grep -E '^# not ok [0-9]+ ' "$ktap" | head -5
-	grep -qE '^# # Totals: pass:[1-9][0-9]* fail:0 ' "$ktap" &&
-		grep -qE '^ok [0-9]+ selftests: .*conform_tool.sh$' "$ktap"
+	grep -qE "^# # Totals: pass:$pass fail:0 " "$ktap" &&
+		grep -qE "^ok [0-9]+ selftests: .*$1\$" "$ktap"
 }
-ktap_test_result "stock: rpcrdma-cm conform gives every verdict conform_tool.sh expects of stock" conform_as_expected
+ktap_test_result "stock: rpcrdma-cm conform gives every verdict conform_tool.sh expects of stock" \
+	program_passed conform_tool.sh some
 stock_conform_fails() {
 	grep -qE '^# ok [0-9]+ stock rxe: threshold.1k.above: fail$' "$log" &&
 		grep -qE '^# ok [0-9]+ stock (rxe|siw): ri.server-without-r: fail$' "$log"
 }
 ktap_test_result "stock: conform fails it on the 1 KB Reply limit and the R bit (named)" stock_conform_fails
+if [ $kasan = 1 ]; then
+	ktap_test_result "stock siw: KASAN reports the server reading past 1 and 3 octets of private data, not 7 (stock_overread.sh)" \
+		program_passed stock_overread.sh 3
+else
+	ktap_test_skip "stock siw: KASAN reports the server's over-read (a stock kernel without KASAN)"
+fi
 ktap_finished
