@@ -24,6 +24,12 @@ flock "$mods" make -s -C "$mods" KDIR="$kdir" $(kernel_make_args) >/dev/null ||
 	rpcrdma_cm_die "could not build $mods against $kdir"
 kinds_ko=
 [ -f "$mods/debugfs_kinds.ko" ] && [ -f "$kdir/rust/kernel/debugfs.rs" ] && kinds_ko=$mods/debugfs_kinds.ko
+# The checkers this kernel was built with, for dmesg_clean.sh: one of
+# them not working in the guest is then a failure, not a skip.
+checkers=()
+grep -q '^CONFIG_KASAN=y' "$kdir/.config" && checkers+=(kasan)
+grep -q '^CONFIG_DEBUG_KMEMLEAK=y' "$kdir/.config" && checkers+=(kmemleak)
+grep -q '^CONFIG_PROVE_LOCKING=y' "$kdir/.config" && checkers+=(lockdep)
 log=$(mktemp /tmp/rpcrdma-cm-selftests.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
@@ -39,6 +45,7 @@ trap 'rm -f "$log"' EXIT
 	"RPCRDMA_CM_CONFORM_RESPONDER=${RPCRDMA_CM_CONFORM_RESPONDER:-}" \
 	"RPCRDMA_CM_CONFORM_MUTANT=${RPCRDMA_CM_CONFORM_MUTANT:-}" \
 	"RPCRDMA_CM_STOCK_OVERREAD_REQUIRED=${RPCRDMA_CM_STOCK_OVERREAD_REQUIRED:-}" \
+	"RPCRDMA_CM_CHECKERS=${checkers[*]}" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The runner prints one 'ok'/'not ok' line per test program.
