@@ -110,13 +110,16 @@ selftests: module tools
 two-guest: module tools
 	KDIR=$(KDIR) $(SCRIPTS)/guest/two-guest.sh
 
+# The unpatched kernel built as KCONFIG's (stock, stock-plain, ...).
+STOCK_VARIANT = $(if $(filter default,$(KCONFIG)),stock,stock-$(KCONFIG))
+STOCK_KDIR = $(shell RPCRDMA_CM_KBASE=$(KBASE) $(SCRIPTS)/kernel/build-kernel.sh --print-dir $(STOCK_VARIANT))
 stock-kernel:
-	$(SCRIPTS)/kernel/build-kernel.sh $(if $(filter debug checked,$(KCONFIG)),stock-$(KCONFIG),stock)
+	$(SCRIPTS)/kernel/build-kernel.sh $(STOCK_VARIANT)
 
 # stock_transports.sh on the unpatched kernel: it must fail exactly the
 # checks the series fixes (make check runs it on the full base).
 stock-conformance: module tools stock-kernel
-	$(SCRIPTS)/guest/stock-conformance.sh
+	STOCK_KDIR=$(STOCK_KDIR) $(SCRIPTS)/guest/stock-conformance.sh
 
 # The whole interop matrix (make check runs its cut and the cross rows),
 # then the hostile responder and the storms with 1000 connects each way.
@@ -124,7 +127,8 @@ stock-conformance: module tools stock-kernel
 # kernels are built first.
 interop: tools
 	for b in 7.3 6.12; do $(MAKE) KBASE=$$b kernel module stock-kernel || exit 1; done
-	KDIR=$(KDIR) INTEROP_TABLE=$(CURDIR)/build/interop/interop-table.txt $(SCRIPTS)/guest/interop.sh --full
+	KDIR=$(KDIR) STOCK_KDIR=$(STOCK_KDIR) INTEROP_TABLE=$(CURDIR)/build/interop/interop-table.txt \
+		$(SCRIPTS)/guest/interop.sh --full
 	RPCRDMA_CM_HOSTILE_STORM=1000 RPCRDMA_CM_STORM=1000 RPCRDMA_CM_TEST_TIMEOUT=2400 KDIR=$(KDIR) \
 		$(SCRIPTS)/guest/selftests.sh cm_hostile_responder.sh cm_storm.sh dmesg_clean.sh
 
@@ -142,16 +146,17 @@ check-debug:
 		TWO_GUEST_TIMEOUT=$(DEBUG_TWO_GUEST_TIMEOUT) \
 		$(MAKE) KCONFIG=debug selftests two-guest
 
-# The memory-safety programs (issue 36) on the checked kernel: debug.config
-# (KASAN, kmemleak, lockdep) with KASAN's checks compiled into the RDMA
-# transports and core only (build-kernel.sh's KASAN_SCOPE_DIRS); the module
+# The memory-safety programs (issue 36) on the checked kernel: the 7.3
+# test kernel's KASAN (its checks compiled into the RDMA transports and
+# core only, build-kernel.sh's KASAN_SCOPE_DIRS) and kmemleak, with
+# lockdep (debug.config), which make check's kernel lacks; the module
 # and the test modules are rebuilt against it, instrumented whole.
 # dmesg_clean.sh ends the run: the session's log, a kmemleak scan, and the
 # planted over-read and leaks the checkers must report.
 MEMORY_PROGS ?= cm_iwarp_short.sh cm_hostile_responder.sh cm_storm.sh cm_long_answer.sh \
 	cm_reload.sh cm_fault_injection.sh debugfs_unload.sh cm_cross_check.sh cm_backchannel.sh dmesg_clean.sh
 # cm_reload.sh at make check's 20 cycles (each about four times slower
-# here under TCG than on the default kernel).
+# here under TCG than on a kernel without checkers).
 MEMORY_RELOAD_CYCLES ?= 20
 # Then the unpatched kernel built the same way (stock-checked, from the
 # checked tree in about 90 s), booted with kasan_multi_shot: KASAN must
@@ -196,17 +201,19 @@ run:
 	$(SCRIPTS)/demo/run-demo.sh
 
 # The benchmarks in guests run on a kernel without the memory checkers
-# (KASAN changes what kmalloc takes and what everything costs): on 7.3,
-# whose test kernel has them, the plain variant, built first (cached).
-# KCONFIG= on the command line still picks another.
-BENCH_KCONFIG_7.3 := plain
-BENCH_KCONFIG_6.12 := $(KCONFIG)
+# (KASAN changes what kmalloc takes and what everything costs): the plain
+# variant (on 6.12 the test kernel itself), built first, then the module
+# against it, one after the other. KCONFIG= on the command line still
+# picks another. The module in build/module/<base>/ is then built against
+# that kernel: the next 'make' rebuilds it against the test kernel.
+BENCH_KCONFIG := $(if $(filter command line,$(origin KCONFIG)),$(KCONFIG),plain)
 
 bench:
 	cd tools && cargo bench -p rpcrdma-cm-proto --bench record_receiver
 
-bench-table: KCONFIG := $(BENCH_KCONFIG_$(KBASE))
-bench-table: kernel
+bench-table: KCONFIG := $(BENCH_KCONFIG)
+bench-table:
+	$(SCRIPTS)/kernel/build-kernel.sh $(KCONFIG)
 	KDIR=$(KDIR) $(SCRIPTS)/bench/bench-table.sh
 
 # The series as mail (scripts/kernel/upstream-series.sh): From and Signed-off-by
@@ -233,8 +240,10 @@ bisect-series:
 # Not part of 'make check' (its smoke cut, on the test kernel, is).
 # BENCH_N, BENCH_CONNECTS and BENCH_ARGS (e.g. --configs stock-4k,cm-64k
 # --workloads create) narrow it.
-bench-nfs: KCONFIG := $(BENCH_KCONFIG_$(KBASE))
-bench-nfs: kernel module tools
+bench-nfs: KCONFIG := $(BENCH_KCONFIG)
+bench-nfs: tools
+	$(SCRIPTS)/kernel/build-kernel.sh $(KCONFIG)
+	$(MAKE) KCONFIG=$(KCONFIG) module
 	BENCH_N=$(or $(BENCH_N),200) KDIR=$(KDIR) $(SCRIPTS)/bench/bench-nfs.sh $(BENCH_ARGS)
 
 fuzz:
