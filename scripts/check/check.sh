@@ -50,8 +50,9 @@
 #               'scripts/guest/interop.sh --recheck' can judge them again
 #   stock conformance  scripts/guest/stock-conformance.sh on the full base: the
 #               stock kernel fails exactly the checks of
-#               stock_transports.sh the series fixes (each KTAP test
-#               counts)
+#               stock_transports.sh the series fixes, and, where it has
+#               KASAN (7.3), KASAN reports its over-read of short
+#               private data (stock_overread.sh; each KTAP test counts)
 #   judge-mutants  scripts/check/judge-mutants.sh: corrupted copies of the kept
 #               rows and bench output (a swapped or size-ignoring
 #               negotiation, a wrong kernel, another connection's REQ/REP,

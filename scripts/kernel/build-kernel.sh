@@ -16,8 +16,9 @@
 # every allocation, so an over-read by instrumented code of memory anyone
 # allocated is reported. plain is the same kernel without the checkers
 # (for benchmarks: KASAN changes what kmalloc takes and what things cost).
-# checked adds kconfig/debug.config (lockdep) to default's; debug has
-# memory.config and debug.config with KASAN on the whole kernel.
+# On the other bases (6.12) plain is default (the same tree). checked
+# has memory.config, scoped, and kconfig/debug.config (lockdep); debug
+# has both fragments with KASAN on the whole kernel.
 # The stock variants are the same source, fragments and toolchain with
 # no patch applied: the kernel users run next to a host with rpcrdma_cm, which the interop matrix
 # and the stock conformance step boot as the unpatched peer (and on which,
@@ -84,6 +85,13 @@ case $patched_variant in
 default) [[ " $MEMORY_CHECKED_BASES " != *" $RPCRDMA_CM_KBASE "* ]] || memory=1 ;;
 debug | checked) memory=1 ;;
 esac
+# plain where the test kernel has no checkers: the test kernel's tree.
+if [ "$patched_variant" = plain ] && [[ " $MEMORY_CHECKED_BASES " != *" $RPCRDMA_CM_KBASE "* ]]; then
+	patched_variant=default
+	variant=${variant/plain/}
+	variant=${variant%-}
+	variant=${variant:-default}
+fi
 [ $memory = 0 ] || fragments+=("$kconfig/memory.config")
 case $patched_variant in debug | checked) fragments+=("$kconfig/debug.config") ;; esac
 scoped=0

@@ -21,7 +21,8 @@
 #    no connection was counted as the module's;
 #  - disarmed: the next mount is the module's again (by=module on both);
 #  - the kernel log since the start holds no report (dmesg_clean.sh later
-#    reads the whole log, and on the debug kernel kmemleak scans for leaks).
+#    reads the whole log, and on a kernel with kmemleak, 7.3's test kernel
+#    among them, scans for leaks).
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The memory checker against the bug the series fixes, on the unpatched
-# kernel built with KASAN (make check-memory: build-kernel.sh
-# stock-checked). A requester sends nfsd's RDMA listener short private
+# kernel built with KASAN (build-kernel.sh stock on 7.3, in make check's
+# stock conformance guest; stock-checked in make check-memory). A requester sends nfsd's RDMA listener short private
 # data over siw, which delivers exactly what was sent: iw_cm hands the
 # server a kmemdup() of those octets. The stock server
 # (svc_rdma_parse_connect_private) reads the 4-octet magic, and after a
@@ -15,7 +15,8 @@
 # Not in TEST_PROGS: on a patched kernel the same requests must leave no
 # report, which cm_iwarp_short.sh checks; there, and on a kernel without
 # KASAN, this program skips, unless RPCRDMA_CM_STOCK_OVERREAD_REQUIRED=1
-# (make check-memory) makes that a failure.
+# (make check-memory; make check's stock conformance guest on a stock
+# kernel with KASAN) makes that a failure.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
