@@ -229,16 +229,20 @@ declare -a table=() cells=()
 fmt='%-30s %-4s %-3s %-4s %-20s %-20s %-28s %-24s %-24s %s'
 header=$(printf "$fmt" pair tran fam nfs "REQ bytes" "REP bytes" "expected client|server" "client says" "server says" verdict)
 
-# data_exact NAME DIR: the client mounted over RDMA, its 13 files read back
-# byte-exact, and the server's export holds what the client wrote.
+# The number of files a row's client round-trips (interop_lib.sh's
+# INTEROP_SIZES, which interop_client.sh writes).
+INTEROP_FILES=$(. "$T/interop_lib.sh" && echo "$INTEROP_SIZES" | wc -w)
+# data_exact NAME DIR: the client mounted over RDMA, its INTEROP_FILES
+# files read back byte-exact, and the server's export holds what the
+# client wrote.
 data_exact() {
 	local name=$1 d=$2 n bad=0
 	[ -e "$d/client-mounted" ] || { ktap_print_msg "$name: not mounted: $(cat "$d/client-error" 2>/dev/null)"; return 1; }
 	grep -q "proto=rdma" "$d/client-mount-options" ||
 		{ ktap_print_msg "$name: mount options $(cat "$d/client-mount-options")"; return 1; }
 	n=$(grep -c ' ok$' "$d/client-data")
-	if [ "$n" != 13 ]; then
-		ktap_print_msg "$name: $n of 13 files round-tripped: $(grep -v ' ok$' "$d/client-data" | tr '\n' ' ')"
+	if [ "$n" != "$INTEROP_FILES" ]; then
+		ktap_print_msg "$name: $n of $INTEROP_FILES files round-tripped: $(grep -v ' ok$' "$d/client-data" | tr '\n' ' ')"
 		bad=1
 	fi
 	if [ ! -s "$d/server-sums" ] || ! diff <(sort -k2 "$d/client-sums") <(sort -k2 "$d/server-sums") >/dev/null; then
@@ -399,7 +403,7 @@ row_checks() {
 	local name=$1 d=$2 server=$3 client=$4 tr=$5 rc verdict
 	rc=0 && data_exact "$name" "$d" || rc=$?
 	sends_as_negotiated "$name" "$d" "$server" "$client" "$tr" "$6" || rc=1
-	ktap_test_result "$name: NFS $7 over $tr IPv$6 mounted, 13 files (1 KB..256 KiB, below/at/above each threshold) byte-exact both ways, each SEND on the wire within its sender's threshold, no bad reply" test $rc = 0
+	ktap_test_result "$name: NFS $7 over $tr IPv$6 mounted, $INTEROP_FILES files (512 octets..256 KiB, around each threshold) byte-exact both ways, each SEND on the wire within its sender's threshold, no bad reply" test $rc = 0
 	rc=0 && negotiation "$name" "$d" "$server" "$client" "$tr" || rc=$?
 	ktap_test_result "$name: the REQ/REP on the wire and both ends' values are what RFC 8797 and the row's configuration give (rfc8797_oracle.py)" test $rc = 0
 	verdict=${cells[5]}

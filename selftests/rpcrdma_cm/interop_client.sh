@@ -7,9 +7,9 @@
 # MODULE_PARAMS as in interop_server.sh; INTEROP_TRANSPORT and
 # INTEROP_FAMILY as there, INTEROP_NFS_VERS the NFS version (3, 4.0, 4.1,
 # 4.2). Mounts the server over RDMA, writes and reads back with O_DIRECT
-# (one WRITE and one READ each) a file below, at and above each inline
-# threshold a row can negotiate (1, 4, 16 and 64 KB) and one of 256 KiB,
-# and leaves what it saw in SHARED_DIR: its checksums (the server
+# (one WRITE and one READ each) the files of INTEROP_SIZES
+# (interop_lib.sh: around each inline threshold a row can negotiate, and
+# one of 256 KiB), and leaves what it saw in SHARED_DIR: its checksums (the server
 # checksums the files in its export), the mount options, the tracepoint
 # lines, debugfs and the kernel log.
 
@@ -69,12 +69,7 @@ fi
 touch "$W/client-mounted"
 wait_for_file 60 "$W/server-connections-done"
 
-# Below, at and above each threshold, and a large file.
-sizes=""
-for t in 1024 4096 16384 65536; do
-	sizes="$sizes $((t - 1)) $t $((t + 1))"
-done
-sizes="$sizes 262144"
+sizes=$INTEROP_SIZES
 : >"$W/client-sums"
 : >"$W/client-data"
 mkdir -p /tmp/interop
