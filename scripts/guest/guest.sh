@@ -173,8 +173,12 @@ fi
 # flag measured: 56 s in the guest above, 59 without a flag, 77 with U,
 # whose alloc and free stacks cost the rest) on every cache gives kmemleak
 # its sight back (32 of 32 planted leaks reported).
+case ${RPCRDMA_CM_GUEST_KMEMLEAK:-off} in
+on | off) ;;
+*) rpcrdma_cm_die "RPCRDMA_CM_GUEST_KMEMLEAK=$RPCRDMA_CM_GUEST_KMEMLEAK: on or off" ;;
+esac
 if [ -z "$kimg" ] && grep -q '^CONFIG_DEBUG_KMEMLEAK=y' "$kdir/.config" 2>/dev/null; then
-	if [ "${RPCRDMA_CM_GUEST_KMEMLEAK:-off}" != on ]; then
+	if [ "${RPCRDMA_CM_GUEST_KMEMLEAK:-off}" = off ]; then
 		kernel_args+=(--append kmemleak=off)
 	elif grep -q 'struct slab_sheaf' "$kdir/mm/slub.c" 2>/dev/null; then
 		kernel_args+=(--append slab_debug=F)

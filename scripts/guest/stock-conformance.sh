@@ -63,8 +63,7 @@ else
 		progs+=(stock_overread.sh)
 		append="${append:+$append }kasan_multi_shot"
 	fi
-	# (No kmemleak: nothing scans in this guest.)
-	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no RPCRDMA_CM_GUEST_APPEND=$append RPCRDMA_CM_GUEST_KMEMLEAK=off \
+	KDIR=$kdir RPCRDMA_CM_CONFORM_RESPONDER=no RPCRDMA_CM_GUEST_APPEND=$append \
 		RPCRDMA_CM_STOCK_OVERREAD_REQUIRED=$kasan \
 		"$RPCRDMA_CM_TOP/scripts/guest/selftests.sh" "${progs[@]}" >"$log" 2>&1
 fi
