@@ -185,7 +185,7 @@ ktap_test_result "a non-zero padding octet in the REP on the wire, nothing else:
 data_only() {
 	local d
 	d=$(mutant $ASYM) || return 1
-	# One file of the 13 that did not round-trip.
+	# One file of the 17 that did not round-trip.
 	sed -i '0,/ ok$/s/ ok$/ differs/' "$d/client-data"
 	red "$work" $ASYM 1
 }

@@ -232,6 +232,7 @@ header=$(printf "$fmt" pair tran fam nfs "REQ bytes" "REP bytes" "expected clien
 # The number of files a row's client round-trips (interop_lib.sh's
 # INTEROP_SIZES, which interop_client.sh writes).
 INTEROP_FILES=$(. "$T/interop_lib.sh" && echo "$INTEROP_SIZES" | wc -w)
+[ "${INTEROP_FILES:-0}" -gt 0 ] || rpcrdma_cm_die "$T/interop_lib.sh: no INTEROP_SIZES"
 # data_exact NAME DIR: the client mounted over RDMA, its INTEROP_FILES
 # files read back byte-exact, and the server's export holds what the
 # client wrote.

@@ -11,7 +11,8 @@
 # recompiles), boot it and run nfs_rdma_roundtrip.sh (NFSv3 and NFSv4.2
 # over RDMA, no module). Prints KTAP, one result per step. A tree whose
 # KASAN is scoped (7.3's: kasan-scope beside it) is built with the same
-# make argument, and its steps boot with KASAN and kmemleak.
+# make argument, and its steps boot with KASAN (kmemleak off: a step
+# scans nothing).
 #
 # The copy lives in $RPCRDMA_CM_CACHE/bisect-<base> (2.3 GB) and is reused.
 #

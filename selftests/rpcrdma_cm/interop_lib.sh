@@ -14,12 +14,13 @@ INTEROP_FAMILY=${INTEROP_FAMILY:-4}
 # INTEROP_SIZES: the files interop_client.sh writes and reads back (one
 # WRITE and one READ each, O_DIRECT), what scripts/guest/interop.sh's
 # data check counts: below, at and above each inline threshold a row can
-# negotiate (1, 4, 16 and 64 KB); 512 octets below each, whose WRITE Call
-# and READ Reply, headers included, go inline just inside a threshold of
-# that size (the largest SENDs then come near the bound the wire check
-# holds each side to: a READ Reply of 1023 octets sent to a client that
-# receives 4 KB says little about a server that would exceed it); one of
-# 256 KiB.
+# negotiate (1, 4, 16 and 64 KB); 512 octets below each, whose READ
+# Reply, headers included, goes inline some 250 octets inside a receive
+# threshold of that size (the largest Replies then come near the bound
+# the wire check holds the server to: a Reply of 1023 octets sent to a
+# client that receives 4 KB says little about a server that would exceed
+# it), and whose WRITE Call does too on rxe (on siw, six send SGEs: the
+# 16 and 64 KB ones go by Read chunk); one of 256 KiB.
 # shellcheck disable=SC2034 # read by the scripts that source this file
 INTEROP_SIZES="512 1023 1024 1025 3584 4095 4096 4097 15872 16383 16384 16385 65024 65535 65536 65537 262144"
 
