@@ -80,18 +80,18 @@ fi
 # The memory checkers: on the bases whose test kernel has them, in every
 # variant but plain; KASAN's checks scoped (below) but in debug.
 MEMORY_CHECKED_BASES="7.3"
+checked_base=0
+[[ " $MEMORY_CHECKED_BASES " != *" $RPCRDMA_CM_KBASE "* ]] || checked_base=1
+# plain where the test kernel has no checkers: the test kernel's tree.
+if [ $checked_base = 0 ] && [ "$patched_variant" = plain ]; then
+	patched_variant=default
+	case $variant in plain) variant=default ;; stock-plain) variant=stock ;; esac
+fi
 memory=0
 case $patched_variant in
-default) [[ " $MEMORY_CHECKED_BASES " != *" $RPCRDMA_CM_KBASE "* ]] || memory=1 ;;
+default) memory=$checked_base ;;
 debug | checked) memory=1 ;;
 esac
-# plain where the test kernel has no checkers: the test kernel's tree.
-if [ "$patched_variant" = plain ] && [[ " $MEMORY_CHECKED_BASES " != *" $RPCRDMA_CM_KBASE "* ]]; then
-	patched_variant=default
-	variant=${variant/plain/}
-	variant=${variant%-}
-	variant=${variant:-default}
-fi
 [ $memory = 0 ] || fragments+=("$kconfig/memory.config")
 case $patched_variant in debug | checked) fragments+=("$kconfig/debug.config") ;; esac
 scoped=0
