@@ -232,6 +232,13 @@ note "tools"
 make -s tools >"$logs/tools.log" 2>&1
 count "tools build (build/check/tools.log)" $?
 
+# lane_kmemleak LANE: whether LANE's guest boots with kmemleak (guest.sh's
+# RPCRDMA_CM_GUEST_KMEMLEAK): in the second lane only, the memory-safety
+# lane (CHECK_LANE2_PROGS), whatever attempt it is.
+lane_kmemleak() {
+	if [ "$1" = lane2 ]; then echo on; else echo off; fi
+}
+
 # guest_suite BASE WHAT LANE2 PROGS...: the guest selftests of BASE (all
 # with no PROGS), those named in LANE2 in a second guest, tallied.
 guest_suite() {
@@ -270,11 +277,10 @@ guest_suite() {
 	local -x RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-1024 65536}
 	if [ ${#lane2[@]} -gt 0 ] && [ ${#lane1[@]} -gt 0 ]; then
 		local -x RPCRDMA_CM_GUEST_CPUS=1
-		run_step "selftests $base, lane 2" "$logs/selftests-$base-lane2.log" progress_ktap \
+		RPCRDMA_CM_GUEST_KMEMLEAK=$(lane_kmemleak lane2) run_step "selftests $base, lane 2" "$logs/selftests-$base-lane2.log" progress_ktap \
 			scripts/guest/selftests.sh "${lane2[@]}" "${dmesg[@]}" &
 		lane_pid=$!
-		# (kmemleak in the second lane only: CHECK_LANE2_PROGS)
-		RPCRDMA_CM_GUEST_KMEMLEAK=off run_step "selftests $base, lane 1" "$logs/selftests-$base-lane1.log" progress_ktap \
+		RPCRDMA_CM_GUEST_KMEMLEAK=$(lane_kmemleak lane1) run_step "selftests $base, lane 1" "$logs/selftests-$base-lane1.log" progress_ktap \
 			scripts/guest/selftests.sh "${lane1[@]}" "${dmesg[@]}"
 		echo $? >"$logs/selftests-$base-lane1.rc"
 		wait "$lane_pid"
@@ -321,9 +327,8 @@ rerun_lane() {
 		note "$what: the guest failed before its runner started (build/check/$name.first.log, counted); once more, alone"
 	fi
 	local -x RPCRDMA_CM_GUEST_CPUS=2
-	# As the first attempt: kmemleak in the second lane only.
-	local -x RPCRDMA_CM_GUEST_KMEMLEAK=on
-	[ "$lane" != lane1 ] || RPCRDMA_CM_GUEST_KMEMLEAK=off
+	local -x RPCRDMA_CM_GUEST_KMEMLEAK
+	RPCRDMA_CM_GUEST_KMEMLEAK=$(lane_kmemleak "$lane")
 	run_step "$what (again)" "$logs/$name.log" progress_ktap scripts/guest/selftests.sh "$@"
 	echo $? >"$logs/$name.rc"
 }
