@@ -3,9 +3,10 @@
 #
 # The memory checker against the bug the series fixes, on the unpatched
 # kernel built with KASAN (build-kernel.sh stock on 7.3, in make check's
-# stock conformance guest; stock-checked in make check-memory). A requester sends nfsd's RDMA listener short private
-# data over siw, which delivers exactly what was sent: iw_cm hands the
-# server a kmemdup() of those octets. The stock server
+# stock conformance guest; stock-checked in make check-memory). A
+# requester sends nfsd's RDMA listener short private data over siw,
+# which delivers exactly what was sent: iw_cm hands the server a
+# kmemdup() of those octets. The stock server
 # (svc_rdma_parse_connect_private) reads the 4-octet magic, and after a
 # matching magic the version and flags octets (4 and 5): with 1 and 3
 # octets it reads past them, with 7 it does not (the receive size, octet
