@@ -33,9 +33,19 @@ ktap_print_header
 ktap_set_plan 11
 
 if [ $run = 1 ]; then
+	bench_log=$(mktemp)
 	"$RPCRDMA_CM_TOP/scripts/bench/bench-nfs.sh" --n "$N" --configs stock-4k,cm-64k --workloads create,read-8k \
-		--connects 0 --out "$out" 2>&1 | sed 's/^/# /'
+		--connects 0 --out "$out" 2>&1 | tee "$bench_log" | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
+	# Why a run failed, again just before the result: make check prints
+	# a failed result with the last lines before it only, and the
+	# report's table comes after the failing run's lines (CI's output of
+	# stop 47 showed the table and not why stock-4k had no rows).
+	if [ "$rc" != 0 ]; then
+		grep -E '^  (server|client)|failed|missing|incomplete|cannot|error|lines matching|BUG|WARNING' "$bench_log" |
+			grep -v '^bench-nfs: .*/table.md' | tail -n 8 | sed 's/^/# why: /'
+	fi
+	rm -f "$bench_log"
 else
 	# A run that never wrote its exit status did not finish.
 	rc=$(cat "$out/exit-status" 2>/dev/null || echo missing)
