@@ -173,6 +173,7 @@ threshold-off=+4 $(every_threshold above),request.short.above"
 rpc_responder() {
 	local tr=$1 addr=$2 fault=$3 checks=",$4," id got want ok=0 rc pid
 	local out=$WORK/rpc-$1-$3
+	local -A verdicts
 	local args=(--answer-rpc --send "$SIZE_64K" --recv "$SIZE_64K") conform_args=(--json --file "$BIG")
 	[ "$fault" = - ] || args+=(--fault "$fault")
 	[ "$tr" = siw ] && conform_args+=(--include-overread-probes)
@@ -184,11 +185,11 @@ rpc_responder() {
 	rc=$?
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
-	got=$(jq -r '.checks[].id' "$out.json" 2>/dev/null | paste -sd ' ')
+	conform_read_verdicts "$out.json" got verdicts raw
 	want=$(check_ids "$tr" | tr ' ' '\n' | paste -sd ' ')
 	[ "$got" = "$want" ] || { ktap_print_msg "checks made: '${got:-none}'"; ok=1; }
 	for id in $(check_ids "$tr"); do
-		got=$(jq -r --arg id "$id" '.checks[] | select(.id == $id) | .verdict' "$out.json" 2>/dev/null)
+		got=${verdicts[$id]:-}
 		if [[ "$checks" == *",$id,"* ]]; then
 			want=fail
 		elif [ "$id" = ri.offered-stag ]; then
@@ -212,11 +213,13 @@ rpc_responder() {
 }
 
 # against_responder ADDRESS RESPOND_ARGS...: conform --accept-only against
-# rpcrdma-cm respond with RESPOND_ARGS, its JSON in $WORK/bad.json and its
-# exit status in bad_rc.
+# rpcrdma-cm respond with RESPOND_ARGS, its JSON in $WORK/bad.json (its
+# verdicts in bad_verdicts) and its exit status in bad_rc.
+declare -A bad_verdicts
 against_responder() {
 	local out=$WORK/bad pid addr=$1
 	shift
+	bad_verdicts=()
 	timeout 120 "$TOOL" respond "$@" "$addr:$RESPOND_PORT" >"$out.respond" 2>&1 &
 	pid=$!
 	wait_for_line 30 "$out.respond" '^listening' ||
@@ -225,12 +228,15 @@ against_responder() {
 	bad_rc=$?
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
+	# shellcheck disable=SC2034 # filled by conform_read_verdicts, not read
+	local ids
+	conform_read_verdicts "$out.json" ids bad_verdicts raw
 	return 0
 }
 
 # verdict_of ID: the verdict of ID in $WORK/bad.json.
 verdict_of() {
-	jq -r --arg id "$1" '.checks[] | select(.id == $id) | .verdict' "$WORK/bad.json" 2>/dev/null
+	echo "${bad_verdicts[$1]:-}"
 }
 
 # bad_accept ADDRESS HEX CHECK VERDICT: against a responder accepting
@@ -360,8 +366,9 @@ ktap_plan_counted "$judged" "$accepts" "$per_transport" "$ntr"
 # judge KIND TRANSPORT: the results of one run.
 judge() {
 	local kind=$1 tr=$2 out=$WORK/$1-$2 id got want fails=0 unknown=0 want_ids got_ids
+	local -A verdicts
 	want_ids=$(check_ids "$tr" | tr ' ' '\n' | paste -sd ' ')
-	got_ids=$(jq -r '.checks[].id' "$out.json" 2>/dev/null | paste -sd ' ')
+	conform_read_verdicts "$out.json" got_ids verdicts
 	if [ "$got_ids" = "$want_ids" ]; then
 		ktap_test_pass "$kind $tr: the tool made exactly the expected checks"
 	else
@@ -371,7 +378,7 @@ judge() {
 	fi
 	for id in $(check_ids "$tr"); do
 		want=$(expected_verdict "$kind" "$tr" "$id")
-		got=$(jq -r --arg id "$id" "$CONFORM_VERDICT" "$out.json" 2>/dev/null)
+		got=${verdicts[$id]:-}
 		case $want in fail | xfail) fails=$((fails + 1)) ;; esac
 		[ "$want" = could_not_tell ] && unknown=$((unknown + 1))
 		if [ "$got" = "$want" ]; then
