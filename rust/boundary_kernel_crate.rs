@@ -3,7 +3,8 @@
 //! The module's contact with the kernel beyond the hooks, through the kernel
 //! crate: the module instance (`InPlaceModule`), debugfs (`kernel::debugfs`)
 //! and the clock here, the parameters (`kernel::module_param`) in
-//! `kernel_crate_params.rs`. The module has no C file.
+//! `kernel_crate_params.rs`, their run-time settings (`kernel::configfs`)
+//! in `kernel_crate_configfs.rs`. The module has no C file.
 //!
 //! This file has no `unsafe` code.
 
@@ -18,9 +19,16 @@ use kernel::InPlaceModule;
 use pin_init::pin_init_scope;
 
 /// The parameters: given at load, checked, and set at run time through
-/// `rpcrdma_cm/parameters/`.
+/// the attributes of `rpcrdma_cm` in configfs.
 #[path = "kernel_crate_params.rs"]
 mod kernel_crate_params;
+
+/// The run-time settings: `rpcrdma_cm` in configfs. Without configfs built
+/// into the kernel (`CONFIG_CONFIGFS_FS` not `y`: the kernel crate has no
+/// `kernel::configfs` then) the parameters keep the values given at load.
+#[cfg(CONFIG_CONFIGFS_FS)]
+#[path = "kernel_crate_configfs.rs"]
+mod kernel_crate_configfs;
 
 pub(crate) use kernel_crate_params::{load_params, params};
 
@@ -49,8 +57,9 @@ impl Stopwatch {
     }
 }
 
-/// The module instance, initialised in place: the debugfs directory
-/// `rpcrdma_cm/` and the registration whose state its files show.
+/// The module instance, initialised in place: the settings in configfs,
+/// the debugfs directory `rpcrdma_cm/` and the registration whose state its
+/// files show.
 ///
 /// # Invariants
 ///
@@ -67,24 +76,38 @@ impl Stopwatch {
 /// `kernel::debugfs`'s file operations into the kernel image).
 #[pin_data(PinnedDrop)]
 pub(crate) struct RpcrdmaCm {
+    /// `rpcrdma_cm` in configfs: the parameters' attributes. Dropped first
+    /// (fields drop in order): no setting changes during the teardown.
+    #[cfg(CONFIG_CONFIGFS_FS)]
+    #[pin]
+    settings: kernel::configfs::Subsystem<kernel_crate_configfs::Settings>,
     /// Removes the directory, then drops the registration.
     #[pin]
     files: Scope<Registration<CmState>>,
 }
 
 impl InPlaceModule for RpcrdmaCm {
-    /// Check the parameters, register, and create
-    /// `rpcrdma_cm/{connections,stats,callback_times,parameters/}`.
+    /// Check the parameters, create their attributes in configfs
+    /// (`rpcrdma_cm/`), register, and create
+    /// `rpcrdma_cm/{connections,stats,callback_times}` in debugfs.
     ///
     /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files
-    /// and the module works all the same, with the parameters given at load
-    /// (`kernel::debugfs` does not tell the module, so it says nothing).
+    /// and the module works all the same (`kernel::debugfs` does not tell the
+    /// module, so it says nothing). Without configfs mounted the attributes
+    /// are there once it is. Without configfs built into the kernel there
+    /// are none, and the module says so.
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         pin_init_scope(|| {
             crate::before_registering()?;
+            #[cfg(not(CONFIG_CONFIGFS_FS))]
+            pr_notice!(
+                "no configfs in this kernel: the parameters keep the values given at load\n"
+            );
             // INVARIANT: the files are in the scope, which owns the
             // registration.
             let init = try_pin_init!(RpcrdmaCm {
+                #[cfg(CONFIG_CONFIGFS_FS)]
+                settings <- kernel_crate_configfs::subsystem(),
                 files <- Scope::dir(Registration::new(CmState::new()), c"rpcrdma_cm", populate),
             }? Error);
             Ok(init.pin_chain(|_| {
@@ -97,7 +120,9 @@ impl InPlaceModule for RpcrdmaCm {
 
 #[pinned_drop]
 impl PinnedDrop for RpcrdmaCm {
-    /// Say so; then `files` drops: the directory, then the registration.
+    /// Say so; then the fields drop in order: `settings` (the configfs
+    /// directory), then `files` (the debugfs directory, then the
+    /// registration).
     fn drop(self: Pin<&mut Self>) {
         crate::unregistering();
     }
@@ -110,7 +135,6 @@ fn populate<'data>(registration: &'data Registration<CmState>, dir: &ScopedDir<'
     dir.read_callback_file(c"connections", state, &show_connections);
     dir.read_callback_file(c"stats", state, &show_stats);
     dir.read_callback_file(c"callback_times", state, &show_callback_times);
-    kernel_crate_params::populate(&dir.dir(c"parameters"));
 }
 
 /// `rpcrdma_cm/connections`: one line per connection, by cookie.

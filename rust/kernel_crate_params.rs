@@ -5,22 +5,24 @@
 //!
 //! The kernel crate's module parameters are read once, at load, and have no
 //! sysfs file. So [`load_params`] checks them and copies them into run-time
-//! values, which [`params`] reads and which the files of
-//! `rpcrdma_cm/parameters/` in debugfs show and set ([`populate`]).
+//! values, which [`params`] reads and which [`show`] and [`store`] show and
+//! set in their text forms (the attributes of `rpcrdma_cm` in configfs,
+//! `kernel_crate_configfs.rs`).
 //!
 //! This file has no `unsafe` code.
 
 use crate::cm_private::InlineSize;
 use crate::{module_parameters, Params};
 use kernel::c_str;
-use kernel::debugfs::ScopedDir;
+#[cfg(CONFIG_CONFIGFS_FS)]
 use kernel::fmt;
 use kernel::module_param::ModuleParamAccess;
 use kernel::prelude::*;
+#[cfg(CONFIG_CONFIGFS_FS)]
 use kernel::str::parse_int::ParseInt;
+#[cfg(CONFIG_CONFIGFS_FS)]
 use kernel::str::{kstrtobool_bytes, BStr};
 use kernel::sync::atomic::{Atomic, AtomicType, Relaxed};
-use kernel::uaccess::UserSliceReader;
 
 /// The smallest size parameter other than 0 (RFC 8797's smallest size).
 const SIZE_MIN: u32 = 1024;
@@ -35,7 +37,7 @@ const SIZE_MAX: u32 = 256 * 1024;
 /// A size parameter's (`Param<u32>`) `value` is 0 or within
 /// `SIZE_MIN..=SIZE_MAX`.
 struct Param<T: AtomicType + 'static> {
-    /// The parameter's name, also its file's in `rpcrdma_cm/parameters/`.
+    /// The parameter's name, also its attribute's in configfs.
     name: &'static CStr,
     /// The value given at load, or the default.
     given: &'static ModuleParamAccess<T>,
@@ -86,7 +88,7 @@ type BoolParam = Param<bool>;
 impl BoolParam {
     /// The parameter `name`, given at load in `given`; `false` until
     /// [`load_params`] has run (before the module registers or creates the
-    /// parameter's file, so that no one sees it).
+    /// parameter's attribute, so that no one sees it).
     const fn new(name: &'static CStr, given: &'static ModuleParamAccess<bool>) -> Self {
         Param {
             name,
@@ -102,15 +104,15 @@ impl BoolParam {
 }
 
 /// The [`SizeParam`] of the module parameter `$name` (`module!` in the
-/// crate root), whose file has the same name.
+/// crate root), whose attribute has the same name.
 macro_rules! size_param {
     ($name:ident) => {
         SizeParam::new(c_str!(stringify!($name)), &module_parameters::$name)
     };
 }
 
-/// The [`BoolParam`] of the module parameter `$name`, whose file has the
-/// same name.
+/// The [`BoolParam`] of the module parameter `$name`, whose attribute has
+/// the same name.
 macro_rules! bool_param {
     ($name:ident) => {
         BoolParam::new(c_str!(stringify!($name)), &module_parameters::$name)
@@ -140,7 +142,7 @@ static SEND_PRIVATE_DATA: BoolParam = bool_param!(send_private_data);
 /// private data to RFC 8797's 1 KB.
 static NONCONFORMING_REQUESTER_1K: BoolParam = bool_param!(nonconforming_requester_1k);
 
-/// The size parameters, in the order of their files.
+/// The size parameters: indices 0 to 3 of [`show`] and [`store`].
 static SIZE_PARAMS: [&SizeParam; 4] = [
     &REQUESTER_SEND_SIZE,
     &REQUESTER_RECV_SIZE,
@@ -148,7 +150,7 @@ static SIZE_PARAMS: [&SizeParam; 4] = [
     &RESPONDER_RECV_SIZE,
 ];
 
-/// The boolean parameters, in the order of their files.
+/// The boolean parameters: indices 4 to 6 of [`show`] and [`store`].
 static BOOL_PARAMS: [&BoolParam; 3] = [
     &REMOTE_INVALIDATION,
     &SEND_PRIVATE_DATA,
@@ -198,26 +200,57 @@ pub(crate) fn params() -> Params {
     }
 }
 
-/// Create the parameters' files in `dir`, `rpcrdma_cm/parameters/`.
-pub(super) fn populate(dir: &ScopedDir<'_, '_>) {
-    for p in SIZE_PARAMS {
-        dir.read_write_callback_file(p.name, p, &show_size, &store_size);
-    }
-    for p in BOOL_PARAMS {
-        dir.read_write_callback_file(p.name, p, &show_bool, &store_bool);
-    }
+/// A parameter by its index: the size parameters, then the boolean ones,
+/// each in its array's order (`SIZE_PARAMS`, `BOOL_PARAMS`).
+#[cfg(CONFIG_CONFIGFS_FS)]
+enum Setting {
+    /// A size, in bytes.
+    Size(&'static SizeParam),
+    /// A boolean.
+    Bool(&'static BoolParam),
 }
 
-/// Reading a size parameter's file: the value in bytes, as sysfs shows it.
-fn show_size(p: &SizeParam, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", p.value.load(Relaxed))
+/// The parameter `index` names: 0 to 3 the sizes, 4 to 6 the booleans;
+/// `EINVAL` past them.
+#[cfg(CONFIG_CONFIGFS_FS)]
+fn setting(index: usize) -> Result<Setting> {
+    if let Some(&p) = SIZE_PARAMS.get(index) {
+        return Ok(Setting::Size(p));
+    }
+    index
+        .checked_sub(SIZE_PARAMS.len())
+        .and_then(|i| BOOL_PARAMS.get(i))
+        .copied()
+        .map(Setting::Bool)
+        .ok_or(EINVAL)
 }
 
-/// Writing a size parameter's file: [`parse_size`], set with
-/// [`SizeParam::set`] (`ERANGE` out of range).
-fn store_size(p: &SizeParam, reader: &mut UserSliceReader) -> Result {
-    let mut buf = [0; WRITE_MAX];
-    p.set(parse_size(read_text(reader, &mut buf)?)?)
+/// Show parameter `index` ([`setting`]) as the C boundary's sysfs file
+/// shows it: a size in bytes, a boolean as `Y` or `N`; then a newline.
+#[cfg(CONFIG_CONFIGFS_FS)]
+pub(super) fn show(index: usize, out: &mut impl fmt::Write) -> Result {
+    let written = match setting(index)? {
+        Setting::Size(p) => writeln!(out, "{}", p.value.load(Relaxed)),
+        Setting::Bool(p) => writeln!(out, "{}", if p.get() { 'Y' } else { 'N' }),
+    };
+    written.map_err(|_| EINVAL)
+}
+
+/// Set parameter `index` ([`setting`]) from `text`, one write to its
+/// attribute, taken as the C boundary's sysfs file takes it: up to the
+/// first NUL (the string the C setter gets); a size as [`parse_size`] reads
+/// it and [`SizeParam::set`] checks it (`ERANGE` out of range), a boolean
+/// as `kstrtobool()` (`param_set_bool()`). No change on an error.
+#[cfg(CONFIG_CONFIGFS_FS)]
+pub(super) fn store(index: usize, text: &[u8]) -> Result {
+    let text = text.split(|&b| b == 0).next().unwrap_or(text);
+    match setting(index)? {
+        Setting::Size(p) => p.set(parse_size(text)?),
+        Setting::Bool(p) => {
+            p.value.store(kstrtobool_bytes(text)?, Relaxed);
+            Ok(())
+        }
+    }
 }
 
 /// Parse `text` as `kstrtouint(text, 0, ...)` does, the sysfs files' parser
@@ -230,6 +263,7 @@ fn store_size(p: &SizeParam, reader: &mut UserSliceReader) -> Result {
 /// refused first, so that both boundaries take the same forms. One errno
 /// differs: `parse_int` says `EINVAL` for a number past 64 bits, where
 /// kstrtouint says `ERANGE` (refused either way).
+#[cfg(CONFIG_CONFIGFS_FS)]
 fn parse_size(text: &[u8]) -> Result<u32> {
     let text = text.strip_suffix(b"\n").unwrap_or(text);
     let digits = text.strip_prefix(b"+").unwrap_or(text);
@@ -240,31 +274,4 @@ fn parse_size(text: &[u8]) -> Result<u32> {
     }
     let value = u64::from_str(BStr::from_bytes(digits))?;
     u32::try_from(value).map_err(|_| ERANGE)
-}
-
-/// Reading a boolean parameter's file: `Y` or `N`, as sysfs shows it.
-fn show_bool(p: &BoolParam, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", if p.get() { 'Y' } else { 'N' })
-}
-
-/// Writing a boolean parameter's file: what `kstrtobool()` accepts, as
-/// `param_set_bool()`.
-fn store_bool(p: &BoolParam, reader: &mut UserSliceReader) -> Result {
-    let mut buf = [0; WRITE_MAX];
-    let value = kstrtobool_bytes(read_text(reader, &mut buf)?)?;
-    p.value.store(value, Relaxed);
-    Ok(())
-}
-
-/// The longest write a parameter's file takes.
-const WRITE_MAX: usize = 128;
-
-/// The text of one write to a parameter's file, up to its first NUL (as
-/// the string the C setter gets); `EINVAL` if longer than `buf`.
-fn read_text<'a>(reader: &mut UserSliceReader, buf: &'a mut [u8]) -> Result<&'a [u8]> {
-    let n = reader.len();
-    let buf = buf.get_mut(..n).ok_or(EINVAL)?;
-    reader.read_slice(buf)?;
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(n);
-    Ok(&buf[..end])
 }

@@ -94,7 +94,8 @@ module! {
 }
 
 // The parameters are read once, at load, by `boundary::load_params`; at run
-// time they are set through `rpcrdma_cm/parameters/` in debugfs. The module
+// time they are set through the attributes of `rpcrdma_cm` in configfs
+// (which a locked-down kernel lets root write, unlike debugfs). The module
 // instance, `RpcrdmaCm`, is the boundary's.
 #[cfg(rpcrdma_cm_boundary_kernel_crate)]
 module! {

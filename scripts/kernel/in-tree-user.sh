@@ -39,6 +39,7 @@ FILES=(
 	"$DIR/debugfs_render.rs rust/debugfs_render.rs"
 	"$DIR/boundary_kernel_crate.rs rust/boundary_kernel_crate.rs"
 	"$DIR/kernel_crate_params.rs rust/kernel_crate_params.rs"
+	"$DIR/kernel_crate_configfs.rs rust/kernel_crate_configfs.rs"
 	"$DIR/proto/cm_private.rs rust/proto/cm_private.rs"
 	"$DIR/proto/nonconformance.rs rust/proto/nonconformance.rs"
 	"$DIR/proto/negotiation.rs rust/proto/negotiation.rs"
@@ -176,9 +177,10 @@ generate() {
 # SPDX-License-Identifier: GPL-2.0
 #
 # rpcrdma_cm.ko, a Rust user of the RPC-over-RDMA CM private data hooks
-# (include/linux/sunrpc/rpc_rdma_cm.h). Its module instance, parameters
-# and debugfs come from the kernel crate (boundary_kernel_crate.rs,
-# kernel_crate_params.rs).
+# (include/linux/sunrpc/rpc_rdma_cm.h). Its module instance, parameters,
+# configfs settings and debugfs come from the kernel crate
+# (boundary_kernel_crate.rs, kernel_crate_params.rs,
+# kernel_crate_configfs.rs).
 
 obj-$(CONFIG_SUNRPC_XPRT_RDMA_CM) += rpcrdma_cm.o
 
@@ -206,7 +208,8 @@ EOF
 			print "\t  NFS/RDMA connection, so that client and server agree on"
 			print "\t  inline thresholds larger than the 4KB default, or smaller,"
 			print "\t  and on Remote Invalidation, within limits the administrator"
-			print "\t  sets with its module parameters. Unloaded, xprtrdma and"
+			print "\t  sets with its module parameters (changed at run time in"
+			print "\t  configfs where CONFIGFS_FS=y). Unloaded, xprtrdma and"
 			print "\t  svcrdma negotiate as before."
 			print ""
 			print "\t  To compile this support as a module, choose M. The module"
@@ -250,17 +253,19 @@ and the Remote Invalidation policy an administrator sets as module
 parameters, reads the peer's, and answers the transport with the
 thresholds RFC 8797 gives for the two messages. It keeps a table of
 live connections, shown with counters in debugfs (rpcrdma_cm/), and
-its parameters can be changed at run time through debugfs files
-(rpcrdma_cm/parameters/), since module parameters of Rust modules are
-read-only after load.
+its parameters can be changed at run time through configfs attributes
+(rpcrdma_cm/), since module parameters of Rust modules are read-only
+after load and have no sysfs file; configfs, not debugfs, so that a
+kernel locked down by Secure Boot can still be configured.
 
 The protocol logic in proto/ (cm_private.rs: the message, its
 encoding and decoding; nonconformance.rs: why a message does not
 conform; negotiation.rs: the thresholds of RFC 8797 section 3.1) has
 no kernel dependency and is unit-tested on the host out of tree.
-boundary_kernel_crate.rs (the module instance, debugfs, the clock) and
-kernel_crate_params.rs (the parameters) are the module's only contact
-with the kernel beyond the hooks. The rest is a file per concern: the
+boundary_kernel_crate.rs (the module instance, debugfs, the clock),
+kernel_crate_params.rs (the parameters) and kernel_crate_configfs.rs
+(their configfs attributes) are the module's only contact with the
+kernel beyond the hooks. The rest is a file per concern: the
 connection table (table.rs), per-role counters (stats.rs), callback
 timing (callback_times.rs), the policy that turns the parameters and
 the transport's settings into limits (policy.rs), the debugfs lines

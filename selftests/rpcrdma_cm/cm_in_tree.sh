@@ -33,7 +33,7 @@ loaded_in_tree() {
 	# modprobe loads only from the kernel's module tree: the file above.
 	modprobe rpcrdma_cm && [ -d /sys/module/rpcrdma_cm ] && rpcrdma_cm_params_dir >/dev/null
 }
-ktap_test_result "modprobe loads the in-tree rpcrdma_cm (its parameters in debugfs)" loaded_in_tree
+ktap_test_result "modprobe loads the in-tree rpcrdma_cm (its parameters in configfs)" loaded_in_tree
 
 mount_by_module() {
 	local f=/tmp/cm_in_tree.data rc ev

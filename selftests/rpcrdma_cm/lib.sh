@@ -306,16 +306,16 @@ link_up() {
 # module parameters, such as 6.12) they are module parameters in
 # /sys/module/rpcrdma_cm/parameters. Built from the kernel crate (7.3), whose
 # module! parameters are set at load only and have no sysfs file, the module
-# offers the same names as read-write files in debugfs
-# rpcrdma_cm/parameters (mounted here if it is not).
+# offers the same names as attributes in configfs rpcrdma_cm (mounted here
+# if it is not): configfs, not debugfs, which lockdown closes to writes.
 rpcrdma_cm_params_dir() {
 	if [ -d /sys/module/rpcrdma_cm/parameters ]; then
 		echo /sys/module/rpcrdma_cm/parameters
 		return 0
 	fi
-	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
-	[ -d /sys/kernel/debug/rpcrdma_cm/parameters ] || return 1
-	echo /sys/kernel/debug/rpcrdma_cm/parameters
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	[ -d /sys/kernel/config/rpcrdma_cm ] || return 1
+	echo /sys/kernel/config/rpcrdma_cm
 }
 
 load_rpcrdma_cm() {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rpcrdma_cm.ko loads and unloads; its parameters are visible (under
-# /sys/module with the C shim, in debugfs rpcrdma_cm/parameters when built
+# /sys/module with the C shim, in configfs rpcrdma_cm when built
 # from the kernel crate: lib.sh's rpcrdma_cm_params_dir), writable, and
 # refuse out-of-range sizes. A debugfs file held open across rmmod is
 # closed afterwards without running code of the unloaded module.
@@ -76,7 +76,7 @@ size_write() {
 # What a size's file takes is kstrtouint(s, 0)'s rule (lib/kstrtox.c, its
 # kernel-doc): an optional '+', then hex after 0x, octal after 0, else
 # decimal, then at most one newline; "out of range" past 32 bits, invalid
-# otherwise. The same on both bases (sysfs on 6.12, debugfs on 7.3), but
+# otherwise. The same on both bases (sysfs on 6.12, configfs on 7.3), but
 # past 64 bits (refused either way: kstrtouint says out of range, the
 # kernel crate's parser invalid; admin-guide.rst).
 size_forms() {
@@ -198,6 +198,39 @@ held_open_across_rmmod() {
 	return $rc
 }
 ktap_test_result "debugfs file held open across rmmod closes cleanly" held_open_across_rmmod
+
+# A setting's file (configfs attribute on 7.3, sysfs parameter on 6.12)
+# held open for reading and writing while the module goes: rmmod succeeds
+# (neither pins the module), a write and a read through the open file then
+# fail (the attribute's operations are the module's code), and closing it
+# is clean; the kernel log since the mark holds no report.
+setting_held_open() {
+	local rc=0 outcome dir
+	insmod "$RPCRDMA_CM_KO" || return 1
+	dir=$(rpcrdma_cm_params_dir) || { ktap_print_msg "no settings directory"; rmmod rpcrdma_cm; return 1; }
+	kmsg_mark setting_held_open
+	outcome=$(bash -c '
+		exec 3<>"$1"
+		head -c 1 <&3 >/dev/null || { echo "first read failed"; exit 1; }
+		rmmod rpcrdma_cm 2>/dev/null || { exec 3<&-; echo "rmmod refused"; exit 1; }
+		if echo 2048 >&3 2>/dev/null; then
+			echo "write after rmmod succeeded"
+			exit 1
+		fi
+		if cat <&3 >/dev/null 2>&1; then
+			echo "read after rmmod succeeded"
+			exit 1
+		fi
+		exec 3<&-
+		echo unloaded' held-open "$dir/requester_send_size")
+	rc=$?
+	ktap_print_msg "held-open setting: ${outcome:-killed, no outcome} (status $rc)"
+	[ "$outcome" = unloaded ] || rc=1
+	rmmod rpcrdma_cm 2>/dev/null
+	no_report_since setting_held_open || rc=1
+	return $rc
+}
+ktap_test_result "a setting's file held open across rmmod fails its reads and writes, closes cleanly" setting_held_open
 
 insmod_with_params() {
 	insmod "$RPCRDMA_CM_KO" requester_send_size=8192 send_private_data=N &&
