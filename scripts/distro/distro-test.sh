@@ -18,7 +18,9 @@
 # nfs_rdma_roundtrip.sh and cm_negotiation.sh with the module (NFSv3 and
 # NFSv4.2 over rxe, byte-exact around the thresholds, both ends'
 # negotiation in debugfs as configured, the private data in the trace) and
-# dmesg_clean.sh. On a kernel without Rust (Debian's 6.12) there is no
+# dmesg_clean.sh; last, cm_lockdown.sh, which locks the kernel down for
+# good (Debian's kernel has the lockdown LSM): the module's run-time
+# settings written and negotiated there. On a kernel without Rust (Debian's 6.12) there is no
 # rpcrdma_cm.ko: the same without module_load.sh and cm_negotiation.sh
 # (nfs_rdma_roundtrip.sh then mounts through the rebuilt rpcrdma alone).
 # Over the soft RDMA devices the distribution builds (Debian's 7.3: rxe;
@@ -38,7 +40,7 @@ read -r release version < <("$distro" version ${1:+"$1"}) || exit 1
 rust=$("$distro" rust "$release") || exit 1
 if [ "$rust" = y ]; then
 	progs=(stock_transports.sh distro_kernel.sh module_load.sh rxe_active.sh nfs_rdma_roundtrip.sh
-		cm_negotiation.sh dmesg_clean.sh)
+		cm_negotiation.sh dmesg_clean.sh cm_lockdown.sh)
 else
 	progs=(stock_transports.sh distro_kernel.sh rxe_active.sh nfs_rdma_roundtrip.sh dmesg_clean.sh)
 fi
@@ -100,6 +102,7 @@ trap 'rm -f "$log"' EXIT
 	"RPCRDMA_CM_DISTRO_PATCHES=$patches" \
 	"RPCRDMA_CM_TEST_TIMEOUT=${RPCRDMA_CM_TEST_TIMEOUT:-}" "RPCRDMA_CM_REPLY_TRANSPORTS=$transports" \
 	"RPCRDMA_CM_NEGOTIATION_SIZES=${RPCRDMA_CM_NEGOTIATION_SIZES:-}" \
+	"RPCRDMA_CM_LOCKDOWN_REQUIRED=1" \
 	"$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/run_guest_tests.sh" "${progs[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 total=$(grep -cE '^(not )?ok [0-9]+ selftests:' "$log")

@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The module's run-time settings under kernel lockdown, the integrity
+# level Secure Boot puts a kernel in: they must still be writable, and a
+# connection made afterwards must negotiate what was written. On 7.3 the
+# settings are configfs attributes (rpcrdma_cm/), on 6.12 sysfs module
+# parameters (lib.sh's rpcrdma_cm_params_dir); a writable debugfs file,
+# where 7.3's settings used to be, is refused there (the control: the
+# lockdown is in force).
+# The module is loaded first and the kernel then locked down
+# (securityfs' lockdown file): under lockdown only signed modules load,
+# and the test module is not signed (a Secure Boot machine loads it signed
+# by a key it trusts: admin-guide.rst, "Secure Boot").
+# Not in TEST_PROGS: a lockdown cannot be lifted, so this program runs last
+# in its guest, with RPCRDMA_CM_LOCKDOWN_REQUIRED=1 (make check: the
+# distribution's guest, scripts/distro/distro-test.sh; Debian's kernel has
+# the lockdown LSM, the test kernels have no LSM); without it the program
+# does not lock the kernel down and skips. On a kernel without the
+# lockdown LSM it skips too, unless RPCRDMA_CM_LOCKDOWN_REQUIRED=1 makes
+# that a failure.
+
+DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=lib.sh
+. "$DIR/lib.sh"
+selftest_begin cm_lockdown module rxe nfsd
+
+LOCKDOWN=/sys/kernel/security/lockdown
+
+not_here() {
+	if [ "${RPCRDMA_CM_LOCKDOWN_REQUIRED:-}" = 1 ]; then
+		ktap_set_plan 1
+		ktap_test_fail "a kernel locked down: $1"
+		ktap_finished
+	fi
+	ktap_skip_all "$1"
+	exit "$KSFT_SKIP"
+}
+mountpoint -q /sys/kernel/security || mount -t securityfs none /sys/kernel/security 2>/dev/null
+[ -r $LOCKDOWN ] || not_here "no lockdown LSM ($LOCKDOWN missing)"
+[ "${RPCRDMA_CM_LOCKDOWN_REQUIRED:-}" = 1 ] ||
+	not_here "it would lock this guest down for good: run it last in its guest with RPCRDMA_CM_LOCKDOWN_REQUIRED=1 (make check does, on Debian's kernel)"
+
+# level: the lockdown level in force ("none [integrity] confidentiality":
+# the bracketed one).
+level() {
+	sed -n 's/.*\[\([a-z]*\)\].*/\1/p' $LOCKDOWN
+}
+
+ktap_plan_counted
+
+cleanup() {
+	umount_rdma 2>/dev/null
+	rmmod rpcrdma_cm 2>/dev/null
+	return 0
+}
+
+ktap_test_result "insmod rpcrdma_cm.ko, before the lockdown" insmod "$RPCRDMA_CM_KO"
+P=$(rpcrdma_cm_params_dir) || P=/nonexistent
+ktap_print_msg "settings in $P"
+
+# locked_down: the kernel raised to lockdown's integrity level.
+locked_down() {
+	echo integrity >$LOCKDOWN || return 1
+	ktap_print_msg "lockdown: $(cat $LOCKDOWN)"
+	[ "$(level)" = integrity ]
+}
+ktap_test_result "the kernel locked down (integrity, as Secure Boot)" locked_down
+
+# What each setting is set to here: sizes the stock code never picks (it
+# uses 4096), a different one for each, so that an attribute that sets
+# another parameter shows in what each side advertises; Remote
+# Invalidation off (stock: on); the 1 KB hold for requesters without a
+# message on (both ends here send one).
+REQ_SEND=8192 REQ_RECV=16384 RESP_SEND=12288 RESP_RECV=20480
+SETTINGS="requester_send_size=$REQ_SEND requester_recv_size=$REQ_RECV
+responder_send_size=$RESP_SEND responder_recv_size=$RESP_RECV
+remote_invalidation=N send_private_data=Y nonconforming_requester_1k=Y"
+
+# settings_written: each write succeeds, then each reads back its own value.
+settings_written() {
+	local kv ok=0 err
+	for kv in $SETTINGS; do
+		if ! err=$(echo "${kv#*=}" 2>&1 >"$P/${kv%%=*}"); then
+			ktap_print_msg "${kv%%=*}: write refused: $err"
+			ok=1
+		fi
+	done
+	for kv in $SETTINGS; do
+		if [ "$(cat "$P/${kv%%=*}")" != "${kv#*=}" ]; then
+			ktap_print_msg "${kv%%=*} reads $(cat "$P/${kv%%=*}"), want ${kv#*=}"
+			ok=1
+		fi
+	done
+	return $ok
+}
+ktap_test_result "every setting written under lockdown reads back" settings_written
+
+# debugfs_refused: opening a writable debugfs file for writing fails with
+# EPERM (the lockdown is in force where 7.3's settings used to be).
+# failslab's probability where it is built in; else the first writable
+# file of debugfs proper (tracing/ below it is tracefs, which lockdown
+# closes only at the confidentiality level).
+debugfs_refused() {
+	local f=/sys/kernel/debug/failslab/probability err
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug || return 1
+	[ -f $f ] || f=$(find /sys/kernel/debug -path /sys/kernel/debug/tracing -prune -o \
+		-maxdepth 2 -type f -perm -u=w -print 2>/dev/null | head -n 1)
+	[ -n "$f" ] || { ktap_print_msg "no writable debugfs file to try"; return 1; }
+	if err=$( (: >>"$f") 2>&1); then
+		ktap_print_msg "$f opened for writing under lockdown"
+		return 1
+	fi
+	ktap_print_msg "$f: $err"
+	case $err in *"Operation not permitted"*) return 0 ;; esac
+	return 1
+}
+ktap_test_result "a writable debugfs file is refused under lockdown" debugfs_refused
+
+# negotiated: an NFSv4.2 mount over rxe (this guest is client and server)
+# goes through the module on both ends with what was written: each side
+# advertised its own two sizes, and the thresholds are RFC 8797's min()
+# of them (client send min(REQ_SEND, RESP_RECV), receive min(REQ_RECV,
+# RESP_SEND); the server the other way round), no Remote Invalidation;
+# the tracepoints, which lockdown at the integrity level leaves readable.
+negotiated() {
+	local f=/tmp/cm_lockdown.data rc
+	local c_send=$((REQ_SEND < RESP_RECV ? REQ_SEND : RESP_RECV))
+	local c_recv=$((REQ_RECV < RESP_SEND ? REQ_RECV : RESP_SEND))
+	trace_cm_private xprtrdma_cm_private || return 1
+	echo 1 >/sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private/enable || return 1
+	head -c 16384 /dev/urandom >$f
+	mount_rdma "$ip" 4.2 soft,timeo=50,retrans=2 || { ktap_print_msg "mount failed"; return 1; }
+	cp $f "$MNT/lockdown" && echo 3 >/proc/sys/vm/drop_caches && cmp $f "$MNT/lockdown"
+	rc=$?
+	umount_rdma
+	[ $rc = 0 ] || { ktap_print_msg "the 16 KB file did not round-trip"; return 1; }
+	traced_is xprtrdma_cm_private by=module sent_send=$REQ_SEND sent_recv=$REQ_RECV \
+		send_threshold=$c_send recv_threshold=$c_recv remote_inv=off &&
+		traced_is svcrdma_cm_private by=module sent_send=$RESP_SEND sent_recv=$RESP_RECV \
+			send_threshold=$c_recv recv_threshold=$c_send remote_inv=off
+}
+ktap_test_result "a mount then negotiates the settings written: each side's own sizes advertised, RFC 8797's thresholds, no Remote Invalidation" negotiated
+
+ktap_test_result "rmmod rpcrdma_cm under lockdown" rmmod rpcrdma_cm
+ktap_test_result "kernel log since the program began: no report" no_report_since cm_lockdown
+
+ktap_finished
