@@ -87,9 +87,11 @@ pub(crate) struct RpcrdmaCm {
 }
 
 impl InPlaceModule for RpcrdmaCm {
-    /// Check the parameters, create their attributes in configfs
-    /// (`rpcrdma_cm/`), register, and create
-    /// `rpcrdma_cm/{connections,stats,callback_times}` in debugfs.
+    /// Check the parameters, register, create
+    /// `rpcrdma_cm/{connections,stats,callback_times}` in debugfs, then the
+    /// parameters' attributes in configfs (`rpcrdma_cm/`): a registration
+    /// refused (another user of the hooks, `EBUSY`) fails the load before
+    /// configfs is touched.
     ///
     /// Without debugfs (`debugfs=off`, `CONFIG_DEBUG_FS=n`) there are no files
     /// and the module works all the same (`kernel::debugfs` does not tell the
@@ -101,14 +103,16 @@ impl InPlaceModule for RpcrdmaCm {
             crate::before_registering()?;
             #[cfg(not(CONFIG_CONFIGFS_FS))]
             pr_notice!(
-                "no configfs in this kernel: the parameters keep the values given at load\n"
+                "kernel built without CONFIGFS_FS=y: the parameters keep the values given at load\n"
             );
             // INVARIANT: the files are in the scope, which owns the
             // registration.
+            // The fields are initialised in this order, dropped in the order
+            // of their declaration.
             let init = try_pin_init!(RpcrdmaCm {
+                files <- Scope::dir(Registration::new(CmState::new()), c"rpcrdma_cm", populate),
                 #[cfg(CONFIG_CONFIGFS_FS)]
                 settings <- kernel_crate_configfs::subsystem(),
-                files <- Scope::dir(Registration::new(CmState::new()), c"rpcrdma_cm", populate),
             }? Error);
             Ok(init.pin_chain(|_| {
                 crate::registered();

@@ -19,8 +19,9 @@
 //! directory first and the registration after it needs no ordering
 //! between them. configfs removes the directory when the module's
 //! [`configfs::Subsystem`] is dropped, which waits for the calls in
-//! progress; an attribute held open after that fails its reads and writes
-//! and runs no code of the module at close.
+//! progress; an attribute held open after that fails its writes and the
+//! reads that need a fresh value (what an earlier read buffered may still
+//! be read) and runs no code of the module at close.
 //!
 //! This file has no `unsafe` code.
 
