@@ -59,6 +59,23 @@ ktap_test_result "insmod rpcrdma_cm.ko, before the lockdown" insmod "$RPCRDMA_CM
 P=$(rpcrdma_cm_params_dir) || P=/nonexistent
 ktap_print_msg "settings in $P"
 
+# The debugfs file of the control below: failslab's probability where it
+# is built in; else the first writable file of debugfs proper (tracing/
+# below it is tracefs, which lockdown closes only at the confidentiality
+# level).
+mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+DEBUGFS_FILE=/sys/kernel/debug/failslab/probability
+[ -f $DEBUGFS_FILE ] || DEBUGFS_FILE=$(find /sys/kernel/debug -path /sys/kernel/debug/tracing -prune -o \
+	-maxdepth 2 -type f -perm -u=w -print 2>/dev/null | head -n 1)
+# debugfs_opens: it opens for writing before the lockdown (so that its
+# refusal after it is the lockdown's).
+debugfs_opens() {
+	[ -n "$DEBUGFS_FILE" ] || { ktap_print_msg "no writable debugfs file to try"; return 1; }
+	ktap_print_msg "debugfs file: $DEBUGFS_FILE"
+	(: >>"$DEBUGFS_FILE")
+}
+ktap_test_result "a writable debugfs file opens for writing before the lockdown" debugfs_opens
+
 # locked_down: the kernel raised to lockdown's integrity level.
 locked_down() {
 	echo integrity >$LOCKDOWN || return 1
@@ -77,9 +94,22 @@ SETTINGS="requester_send_size=$REQ_SEND requester_recv_size=$REQ_RECV
 responder_send_size=$RESP_SEND responder_recv_size=$RESP_RECV
 remote_invalidation=N send_private_data=Y nonconforming_requester_1k=Y"
 
-# settings_written: each write succeeds, then each reads back its own value.
+# settings_written: each write succeeds, then each reads back its own value;
+# a boolean is written the other way first and read back so (a write of
+# its default alone would show nothing).
 settings_written() {
-	local kv ok=0 err
+	local kv ok=0 err other
+	for kv in $SETTINGS; do
+		case ${kv#*=} in
+		Y) other=N ;;
+		N) other=Y ;;
+		*) continue ;;
+		esac
+		if ! err=$(echo $other 2>&1 >"$P/${kv%%=*}") || [ "$(cat "$P/${kv%%=*}")" != $other ]; then
+			ktap_print_msg "${kv%%=*}: $other not taken: ${err:-reads $(cat "$P/${kv%%=*}")}"
+			ok=1
+		fi
+	done
 	for kv in $SETTINGS; do
 		if ! err=$(echo "${kv#*=}" 2>&1 >"$P/${kv%%=*}"); then
 			ktap_print_msg "${kv%%=*}: write refused: $err"
@@ -96,24 +126,20 @@ settings_written() {
 }
 ktap_test_result "every setting written under lockdown reads back" settings_written
 
-# debugfs_refused: opening a writable debugfs file for writing fails with
-# EPERM (the lockdown is in force where 7.3's settings used to be).
-# failslab's probability where it is built in; else the first writable
-# file of debugfs proper (tracing/ below it is tracefs, which lockdown
-# closes only at the confidentiality level).
+# debugfs_refused: the same file now fails to open for writing with EPERM
+# (the lockdown is in force where 7.3's settings used to be), and the
+# kernel says it was the lockdown.
 debugfs_refused() {
-	local f=/sys/kernel/debug/failslab/probability err
-	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug || return 1
-	[ -f $f ] || f=$(find /sys/kernel/debug -path /sys/kernel/debug/tracing -prune -o \
-		-maxdepth 2 -type f -perm -u=w -print 2>/dev/null | head -n 1)
-	[ -n "$f" ] || { ktap_print_msg "no writable debugfs file to try"; return 1; }
-	if err=$( (: >>"$f") 2>&1); then
-		ktap_print_msg "$f opened for writing under lockdown"
+	local err
+	[ -n "$DEBUGFS_FILE" ] || return 1
+	if err=$( (: >>"$DEBUGFS_FILE") 2>&1); then
+		ktap_print_msg "$DEBUGFS_FILE opened for writing under lockdown"
 		return 1
 	fi
-	ktap_print_msg "$f: $err"
-	case $err in *"Operation not permitted"*) return 0 ;; esac
-	return 1
+	ktap_print_msg "$DEBUGFS_FILE: $err"
+	case $err in *"Operation not permitted"*) ;; *) return 1 ;; esac
+	kernel_log_since cm_lockdown | grep -q 'Lockdown: .*debugfs access is restricted' ||
+		{ ktap_print_msg "no 'Lockdown: ... debugfs access is restricted' in the kernel log"; return 1; }
 }
 ktap_test_result "a writable debugfs file is refused under lockdown" debugfs_refused
 
@@ -124,17 +150,9 @@ ktap_test_result "a writable debugfs file is refused under lockdown" debugfs_ref
 # RESP_SEND); the server the other way round), no Remote Invalidation;
 # the tracepoints, which lockdown at the integrity level leaves readable.
 negotiated() {
-	local f=/tmp/cm_lockdown.data rc
 	local c_send=$((REQ_SEND < RESP_RECV ? REQ_SEND : RESP_RECV))
 	local c_recv=$((REQ_RECV < RESP_SEND ? REQ_RECV : RESP_SEND))
-	trace_cm_private xprtrdma_cm_private || return 1
-	echo 1 >/sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private/enable || return 1
-	head -c 16384 /dev/urandom >$f
-	mount_rdma "$ip" 4.2 soft,timeo=50,retrans=2 || { ktap_print_msg "mount failed"; return 1; }
-	cp $f "$MNT/lockdown" && echo 3 >/proc/sys/vm/drop_caches && cmp $f "$MNT/lockdown"
-	rc=$?
-	umount_rdma
-	[ $rc = 0 ] || { ktap_print_msg "the 16 KB file did not round-trip"; return 1; }
+	traced_round_trip lockdown 16384 || return 1
 	traced_is xprtrdma_cm_private by=module sent_send=$REQ_SEND sent_recv=$REQ_RECV \
 		send_threshold=$c_send recv_threshold=$c_recv remote_inv=off &&
 		traced_is svcrdma_cm_private by=module sent_send=$RESP_SEND sent_recv=$RESP_RECV \
@@ -143,6 +161,23 @@ negotiated() {
 ktap_test_result "a mount then negotiates the settings written: each side's own sizes advertised, RFC 8797's thresholds, no Remote Invalidation" negotiated
 
 ktap_test_result "rmmod rpcrdma_cm under lockdown" rmmod rpcrdma_cm
-ktap_test_result "kernel log since the program began: no report" no_report_since cm_lockdown
+
+# log_clean: nfsd stopped and the transports' asynchronous teardown
+# waited for (every RDMA device back to what it held when added, 60 s at
+# most), as dmesg_clean.sh does, then the kernel log since the program
+# began: no report (this program runs after the guest's dmesg_clean.sh).
+log_clean() {
+	local start=$SECONDS left
+	stop_nfsd
+	until left=$(rdma_devices_idle); do
+		if [ $((SECONDS - start)) -ge 60 ]; then
+			ktap_print_msg "after 60 s not idle: $(echo "$left" | paste -sd ';')"
+			return 1
+		fi
+		sleep 0.5
+	done
+	no_report_since cm_lockdown
+}
+ktap_test_result "nfsd stopped, the transports torn down, then the kernel log since the program began: no report" log_clean
 
 ktap_finished

@@ -336,6 +336,24 @@ trace_cm_private() {
 	echo 1 >"$t/events/rpcrdma/$1/enable"
 }
 
+# traced_round_trip NAME BYTES [WHILE_MOUNTED]: with both ends'
+# rpcrdma:*_cm_private tracepoints on (an empty trace buffer), an NFSv4.2
+# mount over RDMA of this guest's own export, a file NAME of BYTES random
+# octets written and read back byte-exact past the page cache, the command
+# WHILE_MOUNTED run before the umount; fails, saying why.
+traced_round_trip() {
+	local f=/tmp/$1.data rc
+	trace_cm_private xprtrdma_cm_private || return 1
+	echo 1 >/sys/kernel/tracing/events/rpcrdma/svcrdma_cm_private/enable || return 1
+	head -c "$2" /dev/urandom >"$f"
+	mount_rdma "$ip" 4.2 soft,timeo=50,retrans=2 || { ktap_print_msg "mount failed"; return 1; }
+	cp "$f" "$MNT/$1" && echo 3 >/proc/sys/vm/drop_caches && cmp "$f" "$MNT/$1"
+	rc=$?
+	[ -z "${3:-}" ] || "$3"
+	umount_rdma
+	[ $rc = 0 ] || { ktap_print_msg "the $2-octet file did not round-trip"; return 1; }
+}
+
 # line_value LINE KEY: the value of KEY in LINE, a line of key=value pairs
 # separated by spaces (debugfs, tracepoints, the interop rows); empty when
 # it has none. The one key=value reader of the scripts and programs.

@@ -5,7 +5,9 @@
 # /sys/module with the C shim, in configfs rpcrdma_cm when built
 # from the kernel crate: lib.sh's rpcrdma_cm_params_dir), writable, and
 # refuse out-of-range sizes. A debugfs file held open across rmmod is
-# closed afterwards without running code of the unloaded module.
+# closed afterwards without running code of the unloaded module; so is a
+# setting's file (configfs on 7.3, sysfs on 6.12), whose writes and
+# fresh reads fail after rmmod.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
@@ -201,9 +203,13 @@ ktap_test_result "debugfs file held open across rmmod closes cleanly" held_open_
 
 # A setting's file (configfs attribute on 7.3, sysfs parameter on 6.12)
 # held open for reading and writing while the module goes: rmmod succeeds
-# (neither pins the module), a write and a read through the open file then
-# fail (the attribute's operations are the module's code), and closing it
-# is clean; the kernel log since the mark holds no report.
+# (neither pins the module), a write through the open file then fails (the
+# attribute's operations are the module's code), and so does the read
+# after it, and closing it is clean; the kernel log since the mark holds
+# no report. The write comes first: a read can still return what an
+# earlier read left buffered (configfs keeps a file's last show until a
+# write through it; sysfs the rest of a line), and configfs' write, even
+# a failed one, empties that buffer.
 setting_held_open() {
 	local rc=0 outcome dir
 	insmod "$RPCRDMA_CM_KO" || return 1
