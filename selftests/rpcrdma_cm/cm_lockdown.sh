@@ -167,16 +167,8 @@ ktap_test_result "rmmod rpcrdma_cm under lockdown" rmmod rpcrdma_cm
 # most), as dmesg_clean.sh does, then the kernel log since the program
 # began: no report (this program runs after the guest's dmesg_clean.sh).
 log_clean() {
-	local start=$SECONDS left
 	stop_nfsd
-	until left=$(rdma_devices_idle); do
-		if [ $((SECONDS - start)) -ge 60 ]; then
-			ktap_print_msg "after 60 s not idle: $(echo "$left" | paste -sd ';')"
-			return 1
-		fi
-		sleep 0.5
-	done
-	no_report_since cm_lockdown
+	rdma_teardown_settled 60 && no_report_since cm_lockdown
 }
 ktap_test_result "nfsd stopped, the transports torn down, then the kernel log since the program began: no report" log_clean
 

@@ -22,27 +22,13 @@ ktap_plan_counted 5
 # asynchronous (svcrdma frees a transport in a work item after nfsd
 # stops, xprtrdma after the umount): a log read before it ends misses
 # what the teardown reports.
-TEARDOWN_WAIT=60
 stop_nfsd
 umount -a -t nfs,nfs4 -f -l 2>/dev/null
-teardown_left=
-teardown_settled_all() {
-	local start=$SECONDS
-	until teardown_left=$(rdma_devices_idle); do
-		if [ $((SECONDS - start)) -ge $TEARDOWN_WAIT ]; then
-			ktap_print_msg "after $TEARDOWN_WAIT s, not back to what they held when added:"
-			while IFS= read -r l; do ktap_print_msg "$l"; done <<<"$teardown_left"
-			return 1
-		fi
-		sleep 0.5
-	done
-	ktap_print_msg "every RDMA device idle after $((SECONDS - start)) s: $(rdma resource show 2>/dev/null | awk '$2 ~ /:$/' | paste -sd ';')"
-}
 if [ "$(rdma_devices_idle 2>/dev/null)" = none ]; then
 	ktap_test_skip "the transports' teardown settled (no RDMA device in this guest: none torn down)"
 else
 	ktap_test_result "the transports' teardown settled: every RDMA device without CM ID, its PDs, CQs, QPs and MRs as when added" \
-		teardown_settled_all
+		rdma_teardown_settled 60
 fi
 
 dmesg >/tmp/dmesg-all

@@ -42,6 +42,24 @@ no_kernel_report() {
 	return 1
 }
 
+# rdma_teardown_settled [SECS]: wait until every RDMA device is back to
+# what it held when added (rdma_devices_idle: the transports' asynchronous
+# teardown is over; svcrdma frees a transport in a work item after nfsd
+# stops, xprtrdma after the umount), SECS seconds at most (60); says how
+# long it took, or which device was not idle.
+rdma_teardown_settled() {
+	local start=$SECONDS limit=${1:-60} left l
+	until left=$(rdma_devices_idle); do
+		if [ $((SECONDS - start)) -ge "$limit" ]; then
+			ktap_print_msg "after $limit s, not back to what they held when added:"
+			while IFS= read -r l; do ktap_print_msg "$l"; done <<<"$left"
+			return 1
+		fi
+		sleep 0.5
+	done
+	ktap_print_msg "every RDMA device idle after $((SECONDS - start)) s: $(rdma resource show 2>/dev/null | awk '$2 ~ /:$/' | paste -sd ';')"
+}
+
 # rdma_resources: what 'rdma resource show' counts over every RDMA device,
 # summed (rdma_device_resources without a device): "pd=N cq=N qp=N
 # cm_id=N mr=N"; nothing (false, the reason on stderr) when it shows no
