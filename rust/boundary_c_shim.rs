@@ -49,6 +49,8 @@ mod ffi {
         pub(super) send_private_data: bool,
         /// `nonconforming_requester_1k`.
         pub(super) nonconforming_requester_1k: bool,
+        /// `callback_times`.
+        pub(super) callback_times: bool,
     }
 
     extern "C" {
@@ -85,6 +87,18 @@ static_assert!(core::mem::offset_of!(ffi::ParamsC, responder_recv_size) == 12);
 static_assert!(core::mem::offset_of!(ffi::ParamsC, remote_invalidation) == 16);
 static_assert!(core::mem::offset_of!(ffi::ParamsC, send_private_data) == 17);
 static_assert!(core::mem::offset_of!(ffi::ParamsC, nonconforming_requester_1k) == 18);
+static_assert!(core::mem::offset_of!(ffi::ParamsC, callback_times) == 19);
+
+/// The C side's parameters, in one call.
+fn params_c() -> ffi::ParamsC {
+    let mut p = ffi::ParamsC::default();
+    // SAFETY: `p` is valid for writes of a `struct rpcrdma_cm_params`, whose
+    // layout `ParamsC` has (asserted above, and in C); the C side stores each
+    // parameter read once (READ_ONCE()), the bools as 0 or 1, and may be
+    // called from any context.
+    unsafe { ffi::rpcrdma_cm_params_read(&mut p) };
+    p
+}
 
 /// Read all parameters, in one call.
 ///
@@ -92,12 +106,7 @@ static_assert!(core::mem::offset_of!(ffi::ParamsC, nonconforming_requester_1k) =
 /// decision and not yet in another field of the same copy, and every
 /// combination is a valid configuration.
 pub(crate) fn params() -> Params {
-    let mut p = ffi::ParamsC::default();
-    // SAFETY: `p` is valid for writes of a `struct rpcrdma_cm_params`, whose
-    // layout `ParamsC` has (asserted above, and in C); the C side stores each
-    // parameter read once (READ_ONCE()), the bools as 0 or 1, and may be
-    // called from any context.
-    unsafe { ffi::rpcrdma_cm_params_read(&mut p) };
+    let p = params_c();
     Params {
         requester_send: size(p.requester_send_size),
         requester_recv: size(p.requester_recv_size),
@@ -107,6 +116,12 @@ pub(crate) fn params() -> Params {
         send_private_data: p.send_private_data,
         nonconforming_requester_1k: p.nonconforming_requester_1k,
     }
+}
+
+/// Whether the callbacks are timed (`callback_times`, a debugging aid, not
+/// part of [`Params`]), for every callback.
+pub(crate) fn callback_timing() -> bool {
+    params_c().callback_times
 }
 
 /// Say that a connection of `role` is left to the stock code because its

@@ -30,7 +30,7 @@ mod kernel_crate_params;
 #[path = "kernel_crate_configfs.rs"]
 mod kernel_crate_configfs;
 
-pub(crate) use kernel_crate_params::{load_params, params};
+pub(crate) use kernel_crate_params::{callback_timing, load_params, params};
 
 /// Say that a connection of `role` is left to the stock code because its
 /// entry could not be allocated, the `count`th of that role.

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The time each hook callback takes, for debugfs `callback_times`: two
-//! clock reads and a few relaxed atomic updates per call, no lock, sleep or
-//! allocation.
+//! The time each hook callback takes, for debugfs `callback_times`, while
+//! the `callback_times` setting is on (a debugging aid, off by default):
+//! two clock reads and a few relaxed atomic updates (`Counter`) per call,
+//! no lock, sleep or allocation. Off, a callback reads no clock and counts
+//! nothing.
 
 use crate::boundary::Stopwatch;
+use crate::counter::Counter;
 use crate::Role;
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The hook callbacks, one per role they run in, as
 /// `rpcrdma_cm/callback_times` names them.
@@ -70,62 +72,63 @@ const _: () = {
     }
 };
 
-/// The time spent in one callback, over all its calls: elapsed
+/// The time spent in one callback, over the calls made while the setting
+/// was on: elapsed
 /// CLOCK_MONOTONIC nanoseconds from the first to the last statement of the
 /// callback's body, including any preemption and interrupts in between,
 /// excluding the `rdma_cm` abstraction's conversions and the transport's
 /// dispatch around the call.
 ///
 /// The three counters are updated and read separately: a line read while a
-/// callback returns may count its call without its time yet.
+/// callback returns may count its call without its time yet. Turning the
+/// setting off keeps what was counted.
 #[derive(Default)]
 pub(crate) struct CallbackTime {
     /// Calls timed.
-    pub(crate) calls: AtomicU64,
+    pub(crate) calls: Counter,
     /// Their sum (a u64 of nanoseconds wraps after centuries).
-    pub(crate) total_ns: AtomicU64,
+    pub(crate) total_ns: Counter,
     /// The longest.
-    pub(crate) max_ns: AtomicU64,
+    pub(crate) max_ns: Counter,
 }
 
 impl CallbackTime {
     /// Count one call that took `ns`.
     fn add(&self, ns: u64) {
-        self.calls.fetch_add(1, Relaxed);
-        self.total_ns.fetch_add(ns, Relaxed);
-        // The common case, not a new maximum, needs no locked update.
-        if ns > self.max_ns.load(Relaxed) {
-            self.max_ns.fetch_max(ns, Relaxed);
-        }
+        self.calls.increment();
+        self.total_ns.add(ns);
+        self.max_ns.raise_to(ns);
     }
 }
 
-/// Times one callback: created first in the callback's body, so dropped
-/// last, after the return value is computed; adds the elapsed time to its
-/// counters on every return path.
+/// Times one callback, if the setting was on when it began: created first
+/// in the callback's body, so dropped last, after the return value is
+/// computed; adds the elapsed time to its counters on every return path.
 #[must_use = "the call is timed until the timer is dropped"]
 pub(crate) struct CallbackTimer<'a> {
     /// Where the time goes.
     time: &'a CallbackTime,
-    /// Started when the callback was entered.
-    start: Stopwatch,
+    /// Started when the callback was entered; `None` if not timed.
+    start: Option<Stopwatch>,
 }
 
 impl<'a> CallbackTimer<'a> {
-    /// Start timing a call that adds to `time`.
-    pub(crate) fn start(time: &'a CallbackTime) -> Self {
+    /// Start a call that adds to `time`, timed if `timed`.
+    pub(crate) fn start(time: &'a CallbackTime, timed: bool) -> Self {
         CallbackTimer {
             time,
-            start: Stopwatch::start(),
+            start: timed.then(Stopwatch::start),
         }
     }
 }
 
 impl Drop for CallbackTimer<'_> {
     fn drop(&mut self) {
-        // CLOCK_MONOTONIC does not go back; a negative difference is
-        // impossible, and would be counted as 0 rather than as 2^64 - 1.
-        let ns = self.start.elapsed_ns();
-        self.time.add(u64::try_from(ns).unwrap_or(0));
+        if let Some(start) = &self.start {
+            // CLOCK_MONOTONIC does not go back; a negative difference is
+            // impossible, and would be counted as 0 rather than as 2^64 - 1.
+            let ns = start.elapsed_ns();
+            self.time.add(u64::try_from(ns).unwrap_or(0));
+        }
     }
 }

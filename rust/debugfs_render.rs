@@ -9,7 +9,6 @@ use crate::cm_private::Nonconformance;
 use crate::table::{Entry, RAW_KEPT};
 use crate::{CmState, Role};
 use core::fmt;
-use core::sync::atomic::Ordering::Relaxed;
 
 impl fmt::Display for Entry {
     /// One line of key=value pairs.
@@ -95,19 +94,19 @@ impl CmState {
                 out,
                 "{} connections={} conforming={}",
                 role_name(role),
-                s.connections.load(Relaxed),
-                s.conforming.load(Relaxed)
+                s.connections.get(),
+                s.conforming.get()
             );
             for (name, count) in Nonconformance::NAMES.iter().zip(s.nonconforming.iter()) {
-                let _ = write!(out, " {}={}", name, count.load(Relaxed));
+                let _ = write!(out, " {}={}", name, count.get());
             }
             let _ = writeln!(
                 out,
                 " reserved_flags={} remote_inv={} private_data_off={} no_memory={}",
-                s.reserved_flags.load(Relaxed),
-                s.remote_inv.load(Relaxed),
-                s.private_data_off.load(Relaxed),
-                s.no_memory.load(Relaxed)
+                s.reserved_flags.get(),
+                s.remote_inv.get(),
+                s.private_data_off.get(),
+                s.no_memory.get()
             );
         }
     }
@@ -119,9 +118,9 @@ impl CmState {
                 out,
                 "{} calls={} total_ns={} max_ns={}",
                 callback.name(),
-                t.calls.load(Relaxed),
-                t.total_ns.load(Relaxed),
-                t.max_ns.load(Relaxed)
+                t.calls.get(),
+                t.total_ns.get(),
+                t.max_ns.get()
             );
         }
     }

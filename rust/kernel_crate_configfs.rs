@@ -53,6 +53,7 @@ pub(super) fn subsystem() -> impl PinInit<configfs::Subsystem<Settings>, Error> 
             remote_invalidation: 4,
             send_private_data: 5,
             nonconforming_requester_1k: 6,
+            callback_times: 7,
         ],
     };
     configfs::Subsystem::new(c"rpcrdma_cm", item_type, try_pin_init!(Settings {}))
@@ -78,4 +79,4 @@ macro_rules! setting_attribute {
     )*};
 }
 
-setting_attribute!(0, 1, 2, 3, 4, 5, 6);
+setting_attribute!(0, 1, 2, 3, 4, 5, 6, 7);

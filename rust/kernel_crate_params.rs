@@ -142,6 +142,9 @@ static SEND_PRIVATE_DATA: BoolParam = bool_param!(send_private_data);
 /// private data to RFC 8797's 1 KB.
 static NONCONFORMING_REQUESTER_1K: BoolParam = bool_param!(nonconforming_requester_1k);
 
+/// `callback_times`: time each hook callback (debugging).
+static CALLBACK_TIMES: BoolParam = bool_param!(callback_times);
+
 /// The size parameters: indices 0 to 3 of [`show`] and [`store`].
 static SIZE_PARAMS: [&SizeParam; 4] = [
     &REQUESTER_SEND_SIZE,
@@ -150,11 +153,12 @@ static SIZE_PARAMS: [&SizeParam; 4] = [
     &RESPONDER_RECV_SIZE,
 ];
 
-/// The boolean parameters: indices 4 to 6 of [`show`] and [`store`].
-static BOOL_PARAMS: [&BoolParam; 3] = [
+/// The boolean parameters: indices 4 to 7 of [`show`] and [`store`].
+static BOOL_PARAMS: [&BoolParam; 4] = [
     &REMOTE_INVALIDATION,
     &SEND_PRIVATE_DATA,
     &NONCONFORMING_REQUESTER_1K,
+    &CALLBACK_TIMES,
 ];
 
 /// Take the parameters given at load: check each size as [`SizeParam::set`]
@@ -200,6 +204,12 @@ pub(crate) fn params() -> Params {
     }
 }
 
+/// Whether the callbacks are timed (`callback_times`, a debugging aid, not
+/// part of [`Params`]): one load, for every callback.
+pub(crate) fn callback_timing() -> bool {
+    CALLBACK_TIMES.get()
+}
+
 /// A parameter by its index: the size parameters, then the boolean ones,
 /// each in its array's order (`SIZE_PARAMS`, `BOOL_PARAMS`).
 #[cfg(CONFIG_CONFIGFS_FS)]
@@ -210,7 +220,7 @@ enum Setting {
     Bool(&'static BoolParam),
 }
 
-/// The parameter `index` names: 0 to 3 the sizes, 4 to 6 the booleans;
+/// The parameter `index` names: 0 to 3 the sizes, 4 to 7 the booleans;
 /// `EINVAL` past them.
 #[cfg(CONFIG_CONFIGFS_FS)]
 fn setting(index: usize) -> Result<Setting> {

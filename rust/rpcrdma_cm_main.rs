@@ -11,7 +11,8 @@
 //!
 //! The module instance, parameters, debugfs and the clock come through
 //! `boundary`. The rest, one concern a file: the connection table
-//! (`table`), per-role counters (`stats`), callback timing
+//! (`table`), per-role counters (`stats`; `counter`, the counters both
+//! use), callback timing
 //! (`callback_times`), the policy that turns parameters and the transport's
 //! settings into limits (`policy`), and the debugfs lines
 //! (`debugfs_render`). This file holds the module's shared state and the
@@ -72,6 +73,7 @@ mod boundary;
 compile_error!("build with Kbuild: it selects the boundary (C shim or kernel crate)");
 
 mod callback_times;
+mod counter;
 mod debugfs_render;
 mod policy;
 mod stats;
@@ -132,6 +134,10 @@ module! {
             default: false,
             description: "Server: hold clients without RFC 8797 private data to 1KB inline (N)",
         },
+        callback_times: bool {
+            default: false,
+            description: "Debugging: time each hook callback, for debugfs callback_times (N)",
+        },
     },
 }
 
@@ -167,9 +173,9 @@ pub(crate) struct Params {
 /// released, and every operation under the lock is a lookup, link or
 /// unlink in the tree, O(log n) in the number of live connections, or the
 /// formatting of one debugfs line. A spinlock, so that a preempted debugfs
-/// reader cannot hold up the work queue. Timing each callback
-/// (`callback_times`) adds two `ktime_get()` and a few relaxed atomic
-/// updates, no lock, sleep or allocation.
+/// reader cannot hold up the work queue. Timing each callback (the
+/// `callback_times` setting, off by default) adds two `ktime_get()` and a
+/// few relaxed atomic updates, no lock, sleep or allocation.
 #[pin_data]
 struct CmState {
     /// Live connections, keyed by their cookie.
@@ -179,7 +185,7 @@ struct CmState {
     requester: RoleStats,
     /// Counters of the server side.
     responder: RoleStats,
-    /// Time spent in each callback, in `Callback::ALL` order.
+    /// Time spent in each callback while timed, in `Callback::ALL` order.
     callback_times: [CallbackTime; Callback::ALL.len()],
 }
 
@@ -194,10 +200,13 @@ impl CmState {
         })
     }
 
-    /// Start timing a call of `callback`; the time is counted when the
-    /// returned timer is dropped.
+    /// Start timing a call of `callback` if the `callback_times` setting is
+    /// on; the time is counted when the returned timer is dropped.
     fn time(&self, callback: Callback) -> CallbackTimer<'_> {
-        CallbackTimer::start(&self.callback_times[callback as usize])
+        CallbackTimer::start(
+            &self.callback_times[callback as usize],
+            boundary::callback_timing(),
+        )
     }
 
     /// The counters of `role`.

@@ -79,6 +79,11 @@ module_param(nonconforming_requester_1k, bool, 0644);
 MODULE_PARM_DESC(nonconforming_requester_1k,
 		 "Server: hold clients without RFC 8797 private data to 1KB inline (N)");
 
+static bool callback_times;
+module_param(callback_times, bool, 0644);
+MODULE_PARM_DESC(callback_times,
+		 "Debugging: time each hook callback, for debugfs callback_times (N)");
+
 /* boundary_c_shim.rs's ParamsC has this layout; it asserts the same */
 static_assert(sizeof(struct rpcrdma_cm_params) == 20);
 static_assert(offsetof(struct rpcrdma_cm_params, requester_send_size) == 0);
@@ -88,6 +93,7 @@ static_assert(offsetof(struct rpcrdma_cm_params, responder_recv_size) == 12);
 static_assert(offsetof(struct rpcrdma_cm_params, remote_invalidation) == 16);
 static_assert(offsetof(struct rpcrdma_cm_params, send_private_data) == 17);
 static_assert(offsetof(struct rpcrdma_cm_params, nonconforming_requester_1k) == 18);
+static_assert(offsetof(struct rpcrdma_cm_params, callback_times) == 19);
 
 /* Each parameter read once; a racing write may show in some fields only */
 void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params)
@@ -99,6 +105,7 @@ void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params)
 	params->remote_invalidation = READ_ONCE(remote_invalidation);
 	params->send_private_data = READ_ONCE(send_private_data);
 	params->nonconforming_requester_1k = READ_ONCE(nonconforming_requester_1k);
+	params->callback_times = READ_ONCE(callback_times);
 }
 
 /*

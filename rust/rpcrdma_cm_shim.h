@@ -27,6 +27,7 @@ struct rpcrdma_cm_params {
 	bool	remote_invalidation;
 	bool	send_private_data;
 	bool	nonconforming_requester_1k;
+	bool	callback_times;
 };
 
 void rpcrdma_cm_params_read(struct rpcrdma_cm_params *params);

@@ -9,7 +9,6 @@
 use crate::cm_private::{LocalLimits, Negotiated, Nonconformance, PrivateMessage, MESSAGE_LEN};
 use crate::policy::applied_send_threshold;
 use crate::{boundary, CmState, Conn, Role, SockAddr};
-use core::sync::atomic::Ordering::Relaxed;
 use kernel::alloc::flags::GFP_KERNEL;
 use kernel::prelude::*;
 use kernel::rbtree::RBTreeNode;
@@ -101,11 +100,7 @@ impl CmState {
     pub(crate) fn node(&self, entry: Entry) -> Result<EntryNode> {
         let role = entry.role;
         RBTreeNode::new(entry.cookie, entry, GFP_KERNEL).inspect_err(|_| {
-            let count = self
-                .stats(role)
-                .no_memory
-                .fetch_add(1, Relaxed)
-                .wrapping_add(1);
+            let count = self.stats(role).no_memory.increment();
             // Said at the 1st, 2nd, 4th, 8th... of a role (powers of two):
             // a flood is not, the counter has the rest; no clock, no lock.
             if count.is_power_of_two() {

@@ -4,12 +4,15 @@
 # (scripts/kernel/in-tree-user.sh runs it on each copied file):
 #  - items under #[cfg(rpcrdma_cm_boundary_c_shim)], #[cfg(rpcrdma_cm_bench)],
 #    #[cfg(rpcrdma_cm_abstraction_in_module)] (a distribution's kernel),
-#    #[cfg(test)] (host unit tests) and the compile_error! for a build
+#    #[cfg(not(rpcrdma_cm_lkmm_atomics))] (a kernel crate without the
+#    kernel's atomics), #[cfg(test)] (host unit tests) and the compile_error! for a build
 #    without Kbuild go, with their attributes and the comments (// and ///)
 #    right above them;
-#  - #[cfg(rpcrdma_cm_boundary_kernel_crate)] and
+#  - #[cfg(rpcrdma_cm_boundary_kernel_crate)],
+#    #[cfg(rpcrdma_cm_lkmm_atomics)] and
 #    #[cfg(not(rpcrdma_cm_abstraction_in_module))] go, their items stay (the
-#    only boundary in the tree, and the kernel crate's abstraction);
+#    only boundary in the tree, its atomics, and the kernel crate's
+#    abstraction);
 #  - hidden doctest lines that import from the host crate go
 #    ("/// # use rpcrdma_cm_proto::"); the rendered docs are the same.
 # A dropped item ends where its brackets close: on its first line if that
@@ -39,6 +42,7 @@ function flush_pending(   i) { for (i = 1; i <= np; i++) emit(pend[i]); np = 0 }
 function fail(why) { printf "in-tree-strip: %s:%d: %s\n", FILENAME, FNR, why > "/dev/stderr"; failed = 1; exit 1 }
 BEGIN {
 	drop = "^[ \t]*#\\[cfg\\((rpcrdma_cm_bench|rpcrdma_cm_boundary_c_shim|rpcrdma_cm_abstraction_in_module|test|" \
+		"not\\(rpcrdma_cm_lkmm_atomics\\)|" \
 		"not\\(any\\(rpcrdma_cm_boundary_c_shim, rpcrdma_cm_boundary_kernel_crate\\)\\))\\)\\]$"
 }
 # Inside a dropped item: its attributes and comments, then its lines.
@@ -66,7 +70,7 @@ $0 ~ drop {
 	if (np > 0 && pend[np] ~ /^[ \t]*#\[/) fail("an attribute above a dropped cfg")
 	np = 0; ind = indent_of($0); skipping = 1; next
 }
-/^[ \t]*#\[cfg\((rpcrdma_cm_boundary_kernel_crate|not\(rpcrdma_cm_abstraction_in_module\))\)\]$/ { flush_pending(); next }
+/^[ \t]*#\[cfg\((rpcrdma_cm_boundary_kernel_crate|rpcrdma_cm_lkmm_atomics|not\(rpcrdma_cm_abstraction_in_module\))\)\]$/ { flush_pending(); next }
 /^[ \t]*\/\/\/ # use rpcrdma_cm_proto::/ { next }
 # Comments and attributes wait: they go with the item below if it goes.
 /^[ \t]*\/\/( |\/ |\/$|$)/ || /^[ \t]*#\[/ { pend[++np] = $0; next }

@@ -35,6 +35,7 @@ FILES=(
 	"$DIR/table.rs rust/table.rs"
 	"$DIR/stats.rs rust/stats.rs"
 	"$DIR/callback_times.rs rust/callback_times.rs"
+	"$DIR/counter.rs rust/counter.rs"
 	"$DIR/policy.rs rust/policy.rs"
 	"$DIR/debugfs_render.rs rust/debugfs_render.rs"
 	"$DIR/boundary_kernel_crate.rs rust/boundary_kernel_crate.rs"
@@ -266,8 +267,9 @@ boundary_kernel_crate.rs (the module instance, debugfs, the clock),
 kernel_crate_params.rs (the parameters) and kernel_crate_configfs.rs
 (their configfs attributes) are the module's only contact with the
 kernel beyond the hooks. The rest is a file per concern: the
-connection table (table.rs), per-role counters (stats.rs), callback
-timing (callback_times.rs), the policy that turns the parameters and
+connection table (table.rs), per-role counters (stats.rs, of the
+kernel's atomics: counter.rs), callback timing, a debugging aid off by
+default (callback_times.rs), the policy that turns the parameters and
 the transport's settings into limits (policy.rs), the debugfs lines
 (debugfs_render.rs), and the hook callbacks (rpcrdma_cm_main.rs). The
 files are generated from the out-of-tree module's source, without its

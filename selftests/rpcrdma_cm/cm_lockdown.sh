@@ -88,11 +88,12 @@ ktap_test_result "the kernel locked down (integrity, as Secure Boot)" locked_dow
 # uses 4096), a different one for each, so that an attribute that sets
 # another parameter shows in what each side advertises; Remote
 # Invalidation off (stock: on); the 1 KB hold for requesters without a
-# message on (both ends here send one).
+# message on (both ends here send one); the callbacks timed.
 REQ_SEND=8192 REQ_RECV=16384 RESP_SEND=12288 RESP_RECV=20480
 SETTINGS="requester_send_size=$REQ_SEND requester_recv_size=$REQ_RECV
 responder_send_size=$RESP_SEND responder_recv_size=$RESP_RECV
-remote_invalidation=N send_private_data=Y nonconforming_requester_1k=Y"
+remote_invalidation=N send_private_data=Y nonconforming_requester_1k=Y
+callback_times=Y"
 
 # settings_written: each write succeeds, then each reads back its own value;
 # a boolean is written the other way first and read back so (a write of

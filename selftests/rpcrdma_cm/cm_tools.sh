@@ -12,8 +12,9 @@
 # - ping: 100 NULL calls each over TCP and over RDMA (RDMA_MSG), NFS
 #   program 100003 versions 3 and 4, none lost; an unsupported version is
 #   PROG_MISMATCH (exit 1); nothing listening gives exit 1 in time.
-# - callback_times: the responder's callbacks timed once per connection of
-#   the tool, the requester's for the NFSv4 mount.
+# - callback_times: with the setting off (the default) nothing counted or
+#   timed; on, the responder's callbacks timed once per connection of the
+#   tool, the requester's for the NFSv4 mount.
 # - status and status --json while an NFSv4 mount is up agree with the
 #   debugfs files they read; with the module unloaded status says so.
 # The round-trip times of the pings are printed (as '# rtt ...' lines).
@@ -69,7 +70,7 @@ PINGS="tcp 3
 tcp 4
 rdma 3
 rdma 4"
-# probe 3, cases, callback_times 1, IPv6/siw 5, pings, text 2, errors 3,
+# probe 3, cases, callback_times 3, IPv6/siw 5, pings, text 2, errors 3,
 # callback_times of the mount 1 and status 4, unloaded 1.
 # One result per case of each loop below, one per top-level result.
 ktap_plan_counted "$(grep -c . <<<"$CASES")" "$(grep -c . <<<"$PINGS")"
@@ -101,6 +102,7 @@ probe_flags() {
 ktap_test_result "probe: without rpcrdma_cm the server answers flags 01 (the series' svcrdma)" probe_flags 1
 
 insmod "$RPCRDMA_CM_KO" || ktap_exit_fail_msg "insmod failed"
+P=$(rpcrdma_cm_params_dir) || ktap_exit_fail_msg "no settings directory for rpcrdma_cm"
 ktap_test_result "probe: with rpcrdma_cm loaded the server answers flags 01" probe_flags 1
 probe_text() {
 	run probe -W $WAIT "$ip"
@@ -154,6 +156,35 @@ responder_times() {
 			"$(callback_field responder $cb max_ns)"
 	done
 }
+
+# With the callback_times setting off (the default: a debugging aid, no
+# clock read in the callbacks), three connects from the tool count
+# nothing: no call, no time (the module was loaded for this program, so
+# every counter is still 0).
+callback_times_off() {
+	local before after
+	[ "$(cat "$P/callback_times")" = N ] ||
+		{ ktap_print_msg "callback_times is $(cat "$P/callback_times"), the documented default is N"; return 1; }
+	before=$(responder_times)
+	run probe -W $WAIT --count 3 "$ip"
+	[ "$rc" = 0 ] || { show; return 1; }
+	# Their closed callbacks too (svcrdma frees a transport a little after
+	# its requester has gone).
+	slowwait 60 no_line_in $CONN responder || ktap_print_msg "responder connections still listed after 60 s"
+	after=$(responder_times)
+	sed 's/^/# /' $TIMES
+	[ "$after" = "$before" ] || { ktap_print_msg "counted while off: $before -> $after"; return 1; }
+}
+ktap_test_result "callback_times off (the default): 3 connects count and time nothing" callback_times_off
+
+# Timed from here on: the setting written, as an admin would, once the
+# untimed connections are gone (a connection accepted untimed and closed
+# timed would count a closed without its prepare_accept).
+timing_on() {
+	slowwait 60 no_line_in $CONN responder || { ktap_print_msg "responder connections still listed after 60 s"; return 1; }
+	echo Y >"$P/callback_times" && [ "$(cat "$P/callback_times")" = Y ]
+}
+ktap_test_result "callback_times setting turned on" timing_on
 
 # Ten connects from the tool: once every earlier connection has been
 # closed (svcrdma frees a transport a little after its requester has

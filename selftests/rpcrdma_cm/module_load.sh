@@ -27,9 +27,10 @@ P=$(rpcrdma_cm_params_dir) || P=/nonexistent
 
 # The defaults Documentation/admin-guide.rst promises: sizes 0 (the
 # transport's own setting), remote_invalidation and send_private_data Y,
-# nonconforming_requester_1k N.
+# nonconforming_requester_1k and callback_times N.
 DEFAULTS="requester_send_size=0 requester_recv_size=0 responder_send_size=0
-responder_recv_size=0 remote_invalidation=Y send_private_data=Y nonconforming_requester_1k=N"
+responder_recv_size=0 remote_invalidation=Y send_private_data=Y nonconforming_requester_1k=N
+callback_times=N"
 params_present() {
 	local kv p want got ok=0
 	for kv in $DEFAULTS; do
