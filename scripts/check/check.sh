@@ -383,8 +383,8 @@ tally_lane() {
 	# no debugfs (6.12), cm_fault_injection.sh on a kernel without
 	# failslab (6.12's default variant, scripts/kernel/kconfig/base-7.3.config says
 	# why), cm_in_tree.sh on one without the in-tree module and
-	# cm_kunit.sh on one without the abstraction's KUnit tests: allowed
-	# there only.
+	# cm_kunit.sh on one without the series' KUnit suites (it skips only
+	# where neither is; 6.12): allowed there only.
 	local allow=${RPCRDMA_CM_ALLOW_SKIP:-} tree
 	tree=$(scripts/kernel/build-kernel.sh --print-dir)
 	[ -f "$tree/rust/kernel/debugfs.rs" ] ||

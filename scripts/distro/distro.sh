@@ -199,8 +199,41 @@ config() {
 # rpcrdma includes (checked in the prepared tree of a Rust kernel below).
 C_FILES='net/sunrpc/xprtrdma/*.[ch] net/sunrpc/xprtrdma/Makefile include/linux/sunrpc/rpc_rdma.h
 include/linux/sunrpc/rpc_rdma_cm.h include/linux/sunrpc/svc_rdma.h include/trace/events/rpcrdma.h'
+# The Kconfig of those: a patch may add an option that only rpcrdma's
+# files use, which the distribution's configuration does not have; its
+# rpcrdma.ko is built without it, and the Kconfig change is left out
+# (report.txt says so). Only added KUnit test options (kconfig_left_out
+# checks every line): any other change would alter what the module does.
+KCONFIG_FILES='net/sunrpc/Kconfig'
 
-# patch_part PATCH: "c" when every file PATCH changes is one of C_FILES,
+# kconfig_left_out PATCH: the options PATCH adds in KCONFIG_FILES, one
+# line; fails when one is not a KUnit test option (*_KUNIT_TEST).
+kconfig_left_out() {
+	local f out options=()
+	for f in $KCONFIG_FILES; do
+		# Every line the patch adds or removes in f must be part of an
+		# added "config *_KUNIT_TEST" entry (or an added blank line);
+		# prints those options, or the first line that is not and fails.
+		out=$(awk -v f="$f" '
+			/^diff --git / { inside = ($3 == "a/" f); entry = ""; next }
+			!inside || /^(\+\+\+|---) / { next }
+			/^\+[ \t]*$/ { next }
+			/^\+config / { entry = $2 }
+			/^[-+]/ {
+				if (entry !~ /_KUNIT_TEST$/ || /^-/) { print; bad = 1; exit }
+				if (/^\+config /) print entry
+				next
+			}
+			{ entry = "" }
+			END { exit bad }' "$1") || { echo "$out"; return 1; }
+		# shellcheck disable=SC2206 # option names, one word each
+		options+=($out)
+	done
+	echo "${options[*]}"
+}
+
+# patch_part PATCH: "c" when every file PATCH changes is one of C_FILES
+# (or KCONFIG_FILES, with one of C_FILES at least),
 # "abstraction" for the kernel crate's rdma_cm.rs (taken alone),
 # "in-tree" for the in-tree copy of rpcrdma_cm (built from rust/ here
 # instead), "kernel" when it changes none of them (the kernel image's); a
@@ -213,6 +246,9 @@ patch_part() {
 	fi
 	for f in $(sed -n 's|^+++ b/||p' "$1"); do
 		[ "$f" = rust/kernel/sunrpc/rdma_cm.rs ] && abstraction=1
+		for pat in $KCONFIG_FILES; do
+			[ "$f" = "$pat" ] && continue 2
+		done
 		for pat in $C_FILES; do
 			# shellcheck disable=SC2254 # the pattern is meant
 			case $f in $pat) inside=$((inside + 1)); continue 2 ;; esac
@@ -231,7 +267,7 @@ patch_part() {
 }
 
 build() {
-	local debs deb tarball base ver work patched cc rust p part applied=()
+	local debs deb tarball base ver work patched cc rust p part left applied=()
 	require_root "make distro"
 	rm -f "$out/rpcrdma.ko" "$out/rpcrdma_cm.ko"
 	debs=$(fetch build) || exit 1
@@ -272,9 +308,13 @@ build() {
 		part=$(patch_part "$p") || exit 1
 		case $part in
 		c)
-			(cd "$ROOT$patched" && git apply "$p") || rpcrdma_cm_die "${p##*/} does not apply"
+			left=$(kconfig_left_out "$p") ||
+				rpcrdma_cm_die "${p##*/} changes net/sunrpc/Kconfig beyond a KUnit test option ('$left'), which rpcrdma.ko would be built without"
+			# shellcheck disable=SC2046,SC2086 # one --exclude per file
+			(cd "$ROOT$patched" && git apply $(printf -- '--exclude=%s ' $KCONFIG_FILES) "$p") ||
+				rpcrdma_cm_die "${p##*/} does not apply"
 			applied+=("${p##*/}")
-			echo "rpcrdma.ko: ${p##*/}" ;;
+			echo "rpcrdma.ko: ${p##*/}${left:+ (its option $left left out: not in the configuration of $release)}" ;;
 		abstraction)
 			if [ "$rust" = y ]; then
 				(cd "$ROOT$patched" && git apply --include=rust/kernel/sunrpc/rdma_cm.rs "$p") ||

@@ -17,8 +17,10 @@
 #  - lie=accept_result: the server's octets are honest (4 KB) but it
 #    answers 64 KB and Send With Invalidate: a userspace requester that
 #    advertised 1 KB without Remote Invalidation gets 1024 and no SWI;
-#  - lie=len57, small (512-octet buffers), big (128 KB receive), reserved
-#    (a reserved flag bit set): refused;
+#  - lie=len57, len7 (the first 7 octets of a message, which IB/RoCE pad
+#    into one the C side never checked, iWARP into none), small
+#    (512-octet buffers), big (128 KB receive), reserved (a reserved flag
+#    bit set): refused;
 #  - lie=accept_ri: the server's octets say no Remote Invalidation, its
 #    answer uses it: the transport does not;
 #  - lie=accept_low_send: the server's octets are honest (4 KB), its
@@ -125,6 +127,8 @@ ktap_test_result "lie=reserved: a reserved flag bit in the hook's octets is refu
 
 ktap_test_result "lie=len57: 57 octets of private data are refused; stock connect, file round-trips" \
 	with_lie len57 xprtrdma_cm_private "by=stock sent_len=8"
+ktap_test_result "lie=len7: 7 octets of private data are refused; stock connect, file round-trips" \
+	with_lie len7 xprtrdma_cm_private "by=stock sent_len=8"
 ktap_test_result "lie=small: 512-octet buffers are refused; stock connect, file round-trips" \
 	with_lie small xprtrdma_cm_private "by=stock sent_recv=4096"
 ktap_test_result "lie=big: 128 KB receive buffers (above the 64 KB ceiling) are refused; stock connect" \
@@ -133,11 +137,12 @@ ktap_test_result "lie=big: 128 KB receive buffers (above the 64 KB ceiling) are 
 log_clean() {
 	local log=/tmp/cm_cross_check.log n
 	kernel_log_since cm_cross_check >$log || return 1
-	# Each of the six refusals (recv, accept, reserved, len57, small, big)
-	# is reported (rate-limited to 10 in 5 s); nothing else may be.
+	# Each of the seven refusals (recv, accept, reserved, len57, len7,
+	# small, big) is reported (rate-limited to 10 in 5 s); nothing else
+	# may be.
 	n=$(grep -c "CM private data hook answer refused" $log)
 	ktap_print_msg "refusals reported: $n"
-	[ "$n" -ge 6 ] || return 1
+	[ "$n" -ge 7 ] || return 1
 	no_kernel_report $log
 }
 ktap_test_result "kernel log since the first mount: the refusals reported, no other report" log_clean

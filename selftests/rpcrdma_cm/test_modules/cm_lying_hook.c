@@ -13,6 +13,7 @@
  * lie=accept_result  responder: advertises and provisions 4 KB, but
  *                    answers 64 KB thresholds and Send With Invalidate
  * lie=len57          requester: 57 octets of private data
+ * lie=len7           requester: the first 7 octets of a 16 KB message
  * lie=small          requester: provisions 512-octet buffers
  * lie=big            requester: provisions 128 KB receive buffers
  * lie=reserved       requester: sets a reserved flag bit (0x02)
@@ -38,7 +39,7 @@
 
 static char *lie = "recv";
 module_param(lie, charp, 0444);
-MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, accept_low_send, accept_send_over, len57, small, big, reserved or low_recv");
+MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, accept_low_send, accept_send_over, len57, len7, small, big, reserved or low_recv");
 
 static int cm_lying_write_flags(u8 *pdata, u32 send, u32 recv, u8 flags)
 {
@@ -78,6 +79,12 @@ static int cm_lying_prepare_connect(void *priv,
 	if (!strcmp(lie, "len57")) {
 		cm_lying_write(pdata, 4096, 4096);
 		return RPCRDMA_CM_PDATA_MAX + 1;
+	}
+	if (!strcmp(lie, "len7")) {
+		/* Padded with zeros on IB/RoCE: 16 KB send, 1 KB receive */
+		local->max_send = 16384;
+		cm_lying_write(pdata, 16384, 4096);
+		return 7;
 	}
 	if (!strcmp(lie, "small")) {
 		local->max_send = 512;
