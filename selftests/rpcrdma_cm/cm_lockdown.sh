@@ -161,6 +161,25 @@ negotiated() {
 }
 ktap_test_result "a mount then negotiates the settings written: each side's own sizes advertised, RFC 8797's thresholds, no Remote Invalidation" negotiated
 
+# timed: callback_times=Y, written under lockdown, took effect: the
+# mount's prepare_connect and prepare_accept were counted with time
+# (debugfs's read-only files stay readable at the integrity level).
+timed() {
+	local times=/sys/kernel/debug/rpcrdma_cm/callback_times line cb calls total ok=0
+	[ -r $times ] || { ktap_print_msg "no $times"; return 1; }
+	sed 's/^/# /' $times
+	for cb in "requester prepare_connect" "responder prepare_accept"; do
+		line=$(grep "^$cb " $times)
+		calls=$(line_value "$line" calls) total=$(line_value "$line" total_ns)
+		if [ "${calls:-0}" -lt 1 ] || [ "${total:-0}" -lt 1 ]; then
+			ktap_print_msg "$cb: not timed ('$line')"
+			ok=1
+		fi
+	done
+	return $ok
+}
+ktap_test_result "callback_times=Y written under lockdown: the mount's callbacks were timed" timed
+
 ktap_test_result "rmmod rpcrdma_cm under lockdown" rmmod rpcrdma_cm
 
 # log_clean: nfsd stopped and the transports' asynchronous teardown
