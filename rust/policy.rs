@@ -41,6 +41,11 @@ pub(crate) fn local_limits(
 
 /// The responder's limits for a requester that sent `peer`.
 ///
+/// A requester with a conforming message gets a receive size of at most
+/// its advertised send size (RFC 8797 section 3.1: it sends no larger
+/// message), so the transport's receive buffers follow what it really
+/// sends; the thresholds are the same either way.
+///
 /// With `nonconforming_requester_1k` and private data sent, a requester
 /// without a conforming message gets a send size of 1 KB, which the Accept
 /// advertises and the transport applies (RFC 8797 section 5: the responder
@@ -53,10 +58,12 @@ pub(crate) fn responder_limits(
     peer: &Result<PrivateMessage, Nonconformance>,
     p: &Params,
 ) -> LocalLimits {
-    if p.nonconforming_requester_1k && p.send_private_data && peer.is_err() {
-        limits.with_default_send()
-    } else {
-        limits
+    match peer {
+        Ok(msg) => limits.with_recv_for(msg),
+        Err(_) if p.nonconforming_requester_1k && p.send_private_data => {
+            limits.with_default_send()
+        }
+        Err(_) => limits,
     }
 }
 

@@ -63,6 +63,35 @@ impl LocalLimits {
         }
     }
 
+    /// These limits with the receive size lowered to what `peer` said it
+    /// sends.
+    ///
+    /// A requester sends no message larger than the send size it advertised
+    /// (RFC 8797 section 3.1), so a responder that receives into buffers of
+    /// its advertised receive size needs no more than that: advertising it
+    /// changes no threshold, and the buffers follow the requester.
+    ///
+    /// ```
+    /// # use rpcrdma_cm_proto::cm_private::*;
+    /// let me = LocalLimits {
+    ///     max_send: InlineSize::from_bytes(65536),
+    ///     max_recv: InlineSize::from_bytes(65536),
+    ///     remote_invalidation: true,
+    /// };
+    /// let peer = PrivateMessage::decode(&[0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 63]).unwrap();
+    /// let held = me.with_recv_for(&peer);
+    /// assert_eq!((held.max_send.bytes(), held.max_recv.bytes()), (65536, 4096));
+    /// assert_eq!(negotiate(&held, &Ok(peer)), negotiate(&me, &Ok(peer)));
+    /// let big = PrivateMessage::decode(&[0xf6, 0xab, 0x0e, 0x18, 1, 0, 255, 255]).unwrap();
+    /// assert_eq!(me.with_recv_for(&big), me);
+    /// ```
+    pub const fn with_recv_for(self, peer: &PrivateMessage) -> LocalLimits {
+        LocalLimits {
+            max_recv: self.max_recv.min(peer.max_send),
+            ..self
+        }
+    }
+
     /// The message this side advertises.
     pub const fn advertisement(&self) -> PrivateMessage {
         PrivateMessage::new(

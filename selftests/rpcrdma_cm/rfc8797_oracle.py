@@ -252,8 +252,25 @@ def module_size(param, transport_setting):
     return min(param // 1024 * 1024, TRANSPORT_CEILING)
 
 
-def advertisement(role, kind, p, transport):
-    """What a side puts in its private data: (send, recv, ri) or None."""
+# The smallest max_req_size svcrdma's sysctl takes (6.12.md, 7.3.md:
+# min_max_inline = RPCRDMA_DEF_INLINE_THRESH).
+SERVER_MIN_MAX_REQ_SIZE = 4096
+
+
+def follows_client(recv, client_adv):
+    """A server's receive size once it follows the client (design, "Receive
+    buffers that follow the client"): RFC 3.1, a client sends nothing larger
+    than the send size it advertised, so the server advertises (and
+    provisions) at most that; unchanged for a client without a message."""
+    if client_adv is None:
+        return recv
+    return min(recv, client_adv[0])
+
+
+def advertisement(role, kind, p, transport, base=None, client_adv=None):
+    """What a side puts in its private data: (send, recv, ri) or None.
+    For the server, CLIENT_ADV is what the client sent (None: nothing
+    conforming)."""
     if kind in ("stock", "patched"):
         if role == "client":
             # 6.12.md, rpcrdma_ep_create(): its inline sizes, flags always
@@ -266,8 +283,14 @@ def advertisement(role, kind, p, transport):
             return (SERVER_MAX_REQ_SIZE, SERVER_MAX_REQ_SIZE, False)
         # The series' "svcrdma: Advertise the Remote Invalidation the
         # server uses": the flag set when the device has the memory
-        # management extensions, the sizes as stock.
-        return (SERVER_MAX_REQ_SIZE, SERVER_MAX_REQ_SIZE, DEVICE_CAN_INVALIDATE[transport])
+        # management extensions, the send size as stock. On 7.3, "svcrdma:
+        # Size the Receive buffers by the client's send size": the receive
+        # size follows the client, never below the sysctl's smallest
+        # max_req_size (design); 6.12's series does not carry it.
+        recv = SERVER_MAX_REQ_SIZE
+        if base != "6.12":
+            recv = max(follows_client(recv, client_adv), min(SERVER_MIN_MAX_REQ_SIZE, recv))
+        return (SERVER_MAX_REQ_SIZE, recv, DEVICE_CAN_INVALIDATE[transport])
     if not p["send_private_data"]:
         # admin: send_private_data=N "sends no private data at all".
         return None
@@ -276,7 +299,9 @@ def advertisement(role, kind, p, transport):
         recv = module_size(p["requester_recv_size"], CLIENT_INLINE_READ)
     else:
         send = module_size(p["responder_send_size"], SERVER_MAX_REQ_SIZE)
-        recv = module_size(p["responder_recv_size"], SERVER_MAX_REQ_SIZE)
+        # admin, responder_recv_size: the receive size follows a client
+        # that sent a conforming message (both bases: it is the module's).
+        recv = follows_client(module_size(p["responder_recv_size"], SERVER_MAX_REQ_SIZE), client_adv)
     # admin: "Both roles advertise what they really use", the RI flag from
     # remote_invalidation.
     return (send, recv, p["remote_invalidation"])
@@ -314,10 +339,11 @@ def server_outcome(kind, adv, peer, peer_conforming, transport):
     device = DEVICE_CAN_INVALIDATE[transport]
     if kind in ("stock", "patched"):
         # Stock svcrdma (6.12.md, 7.3.md): it receives into sc_max_req_size
-        # buffers: recv = sc_max_req_size. It uses Send With Invalidate
+        # buffers: recv = sc_max_req_size; the series on 7.3 into buffers of
+        # the receive size it advertised. It uses Send With Invalidate
         # whenever the client offered it (conforming message with the flag)
         # and the device can.
-        recv = SERVER_MAX_REQ_SIZE
+        recv = SERVER_MAX_REQ_SIZE if kind == "stock" else adv[1]
         ri = peer_conforming and peer["remote_invalidation"] and device
         if kind == "stock":
             # The client's sizes are dropped: Replies are limited only by
@@ -366,8 +392,8 @@ def expect(server_spec, client_spec, transport):
         raise SystemExit(f"rfc8797_oracle: transport {transport!r}: rxe or siw")
     s_kind, s_base, s_p = parse_spec(server_spec, "server")
     c_kind, c_base, c_p = parse_spec(client_spec, "client")
-    s_adv = advertisement("server", s_kind, s_p, transport)
     c_adv = advertisement("client", c_kind, c_p, transport)
+    s_adv = advertisement("server", s_kind, s_p, transport, s_base, c_adv)
     req_hex, req_len = wire(c_adv, transport, "req")
     rep_hex, rep_len = wire(s_adv, transport, "rep")
     # Each side judges what it received (as received: padded on rxe).
