@@ -5,7 +5,9 @@
 # server guest). Usage: bench-nfs-server.sh SHARED_DIR [MODULE_PARAMS]
 #
 # MODULE_PARAMS: "" stock (rpcrdma_cm not loaded), "-" rpcrdma_cm with its
-# defaults, else insmod parameters. Puts 192.0.2.1/24 on the link NIC,
+# defaults, else insmod parameters; a word max_req_size=N among them is
+# not one: it sets svcrdma's /proc/sys/sunrpc/svc_rdma/max_req_size to N
+# first (and with no other word rpcrdma_cm is not loaded). Puts 192.0.2.1/24 on the link NIC,
 # brings up rxe and nfsd, and captures RoCEv2 (UDP 4791) and the client's
 # workload markers (UDP 47900) until the client's workloads are done. Only
 # headers are kept (snap length 128: Ethernet, IP, UDP, BTH and RETH);
@@ -29,7 +31,18 @@ MARKERS_PID=
 trap '[ -n "$MARKERS_PID" ] && kill "$MARKERS_PID" 2>/dev/null' EXIT
 
 nic=$(link_up 192.0.2.1/24) || error "link or rxe failed"
-load_rpcrdma_cm "$MODULE_PARAMS" || error "module load failed"
+params=()
+for p in $MODULE_PARAMS; do
+	case $p in
+	max_req_size=*)
+		modprobe svcrdma 2>/dev/null || modprobe rpcrdma || error "rpcrdma failed"
+		echo "${p#*=}" >/proc/sys/sunrpc/svc_rdma/max_req_size ||
+			error "max_req_size ${p#*=} refused"
+		;;
+	*) params+=("$p") ;;
+	esac
+done
+load_rpcrdma_cm "${params[*]}" || error "module load failed"
 # The RDMA resources before nfsd's listener and the client's connections.
 base=$(rdma_resources)
 start_nfsd || error "nfsd failed"

@@ -23,7 +23,8 @@
 # Options (environment in brackets):
 #   --n N            operations per workload (BENCH_N, default 200)
 #   --configs LIST   configurations (default: stock-4k, cm-1k, cm-4k, cm-16k,
-#                    cm-64k, cm-64k-ri-off, cm-pdata-off; cm-4k-ri-off only
+#                    cm-64k, cm-64k-ri-off, cm-pdata-off, stock-64k-4k,
+#                    cm-64k-4k; cm-4k-ri-off only
 #                    when named; see CONFIGS below)
 #   --workloads LIST workloads (default all: create, stat, readdir,
 #                    rename, remove, write-1k..write-60k, read-1k..read-60k)
@@ -62,6 +63,8 @@ CONFIGS=(
 	"cm-64k|$(SIZES 65536)|$(SIZES 65536)|rpcrdma_cm both ends, 64 KB"
 	"cm-64k-ri-off|$(SIZES 65536) remote_invalidation=N|$(SIZES 65536)|rpcrdma_cm both ends, 64 KB, server remote_invalidation=N"
 	"cm-pdata-off|send_private_data=N|$(SIZES 65536)|rpcrdma_cm client (64 KB) against a server sending no private data (RFC 8166 legacy: 1 KB)"
+	"stock-64k-4k|max_req_size=65536||mixed fleet, no module: the server's max_req_size 64 KB, a client advertising 4 KB"
+	"cm-64k-4k|$(SIZES 65536)|$(SIZES 4096)|mixed fleet: rpcrdma_cm server 64 KB, client 4 KB"
 )
 # Not in the default set (--configs names it): what Remote Invalidation
 # saves where I/O is chunked (at 64 KB nothing of these workloads is).

@@ -156,6 +156,7 @@ fn main() -> ExitCode {
     }
     let rows = report::rows(&runs);
     let mut targets = report::targets(&rows);
+    targets.push(report::memory_target(&runs));
     if let Some(c) = &cost {
         targets.push(c.target());
     }

@@ -467,6 +467,45 @@ pub fn targets(rows: &[Row]) -> Vec<Target> {
     out
 }
 
+/// The mixed-fleet configurations (a server configured for 64 KB, a client
+/// advertising 4 KB) and the 4 KB configuration each is held to.
+pub const MIXED_FLEET: [(&str, &str); 2] = [("stock-64k-4k", "stock-4k"), ("cm-64k-4k", "cm-4k")];
+
+/// The memory target of memory that follows the negotiation: a server
+/// configured for 64 KB keeps, for a client advertising 4 KB, at most 1.1
+/// times what a 4 KB server keeps per connection (transport kmalloc), and
+/// at least 700 such connections fit in a GiB.
+pub fn memory_target(runs: &[Run]) -> Target {
+    let server = |name: &str| {
+        runs.iter()
+            .find(|r| r.config.name == name)
+            .map(|r| &r.server_memory)
+    };
+    let mut bad = Vec::new();
+    let mut what = 0;
+    for (mixed, base) in MIXED_FLEET {
+        let (Some(m), Some(b)) = (server(mixed), server(base)) else {
+            continue;
+        };
+        what += 1;
+        let ratio = m.kmalloc_bytes_per_connection() as f64
+            / b.kmalloc_bytes_per_connection().max(1) as f64;
+        if ratio > 1.1 || m.connections_per_gib() < 700 {
+            bad.push(format!(
+                "{mixed}: {:.2} x {base}, {} per GiB",
+                ratio,
+                m.connections_per_gib()
+            ));
+        }
+    }
+    judged(
+        "server memory per connection, 64 KB server and 4 KB client, at most 1.1 x a 4 KB server's, at least 700 per GiB",
+        &bad,
+        what,
+        "no mixed-fleet configuration beside its 4 KB one",
+    )
+}
+
 /// One side's connect timing, as `rpcrdma-cm probe --count --json` prints it.
 #[derive(Deserialize, Debug, Clone)]
 pub struct ProbeTiming {
@@ -996,6 +1035,32 @@ mod tests {
         m.receive_buffers.bytes = 65536 + 7 * 1024;
         m.receive_buffers.sizes = [("1024".to_string(), 7), ("65536".to_string(), 1)].into();
         assert_eq!(memory_cells(&m)[0], "2 x 1K/64K = 18");
+    }
+
+    #[test]
+    fn memory_target_met_missed_and_not_measured() {
+        // Without a mixed-fleet configuration: not measured.
+        assert_eq!(memory_target(&sample()).status, "not measured");
+        // A 64 KB server whose buffers followed a 4 KB client: the same
+        // memory as the 4 KB server, 4 x 144 x 4 KB + 8 KB over 4
+        // connections, with 1 KiB of the stack = 579 KiB, 1811 per GiB.
+        let base = run("stock-4k", 4096, false, vec![]);
+        let mut mixed = run("stock-64k-4k", 4096, false, vec![]);
+        let t = memory_target(&[base.clone(), mixed.clone()]);
+        assert_eq!((t.status, t.detail.as_str()), ("met", "all 1 hold"));
+        // Buffers of 64 KB for it: 16 times, 113 per GiB: missed.
+        mixed.server_memory = memory(4 * 144, 65536, 4 * 144 * 65536 + 8192);
+        let t = memory_target(&[base.clone(), mixed.clone()]);
+        assert_eq!(t.status, "missed");
+        assert_eq!(t.detail, "1 of 1: stock-64k-4k: 15.92 x stock-4k, 113 per GiB");
+        // 1.1 x is the limit: 10 % more passes, 11 % does not.
+        let at = |extra: u64| {
+            let mut m = mixed.clone();
+            let b = 4 * 144 * 4096 + 8192;
+            m.server_memory = memory(4 * 144, 4096, b + b * extra / 100);
+            memory_target(&[base.clone(), m]).status
+        };
+        assert_eq!((at(10), at(11)), ("met", "missed"));
     }
 
     #[test]
