@@ -44,7 +44,10 @@ pub(crate) fn local_limits(
 /// A requester with a conforming message gets a receive size of at most
 /// its advertised send size (RFC 8797 section 3.1: it sends no larger
 /// message), so the transport's receive buffers follow what it really
-/// sends; the thresholds are the same either way.
+/// sends; the thresholds are the same either way. Unlike svcrdma's own
+/// sizing there is no 4 KB floor: a requester that sends more than it
+/// advertised loses its connection (a local length error on the
+/// responder's Receive).
 ///
 /// With `nonconforming_requester_1k` and private data sent, a requester
 /// without a conforming message gets a send size of 1 KB, which the Accept
@@ -60,9 +63,7 @@ pub(crate) fn responder_limits(
 ) -> LocalLimits {
     match peer {
         Ok(msg) => limits.with_recv_for(msg),
-        Err(_) if p.nonconforming_requester_1k && p.send_private_data => {
-            limits.with_default_send()
-        }
+        Err(_) if p.nonconforming_requester_1k && p.send_private_data => limits.with_default_send(),
         Err(_) => limits,
     }
 }
