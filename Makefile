@@ -154,7 +154,8 @@ check-debug:
 # dmesg_clean.sh ends the run: the session's log, a kmemleak scan, and the
 # planted over-read and leaks the checkers must report.
 MEMORY_PROGS ?= cm_iwarp_short.sh cm_hostile_responder.sh cm_storm.sh cm_long_answer.sh \
-	cm_reload.sh cm_fault_injection.sh debugfs_unload.sh cm_cross_check.sh cm_backchannel.sh dmesg_clean.sh
+	cm_reload.sh cm_fault_injection.sh debugfs_unload.sh cm_cross_check.sh cm_backchannel.sh cm_recv_follow.sh \
+	dmesg_clean.sh
 # cm_reload.sh at make check's 20 cycles (each about four times slower
 # here under TCG than on a kernel without checkers).
 MEMORY_RELOAD_CYCLES ?= 20

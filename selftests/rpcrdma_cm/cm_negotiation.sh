@@ -135,10 +135,13 @@ mount_and_check() {
 		traced_is svcrdma_cm_private remote_inv=$ri send_threshold=$reply || ok=1
 	fi
 	if [ -n "$c" ]; then
+		# The server's receive size follows the client's send size
+		# (RFC 8797 section 3.1: the client sends nothing larger):
+		# min(c, s) (admin guide, responder_recv_size).
 		traced_is xprtrdma_cm_private sent_v1=yes sent_send="$c" sent_recv="$c" \
-			peer_v1=yes peer_send="$s" peer_recv="$s" || ok=1
+			peer_v1=yes peer_send="$s" peer_recv="$((c < s ? c : s))" || ok=1
 		traced_is svcrdma_cm_private sent_v1=yes \
-			sent_send="$s" sent_recv="$s" peer_v1=yes peer_send="$c" \
+			sent_send="$s" sent_recv="$((c < s ? c : s))" peer_v1=yes peer_send="$c" \
 			peer_recv="$c" || ok=1
 	fi
 	[ $ok = 0 ] || { sed 's/^/# /' $CONN; grep _cm_private $T/trace | sed 's/^/# /'; }
@@ -184,10 +187,12 @@ asymmetric() {
 	module_matches_transport || ok=1
 	want="$((CS < SR ? CS : SR))/$((CR < SS ? CR : SS))"
 	[ "$(traced_neg)" = "$want" ] || { ktap_print_msg "tracepoint neg send/recv=$(traced_neg), want $want"; ok=1; }
+	# The server advertises min(SR, CS) as its receive size: the client
+	# sends nothing larger than CS (RFC 8797 section 3.1).
 	traced_is xprtrdma_cm_private by=module sent_send=$CS sent_recv=$CR peer_send=$SS \
-		peer_recv=$SR send_threshold=$((CS < SR ? CS : SR)) \
+		peer_recv=$((SR < CS ? SR : CS)) send_threshold=$((CS < SR ? CS : SR)) \
 		recv_threshold=$((CR < SS ? CR : SS)) || ok=1
-	traced_is svcrdma_cm_private by=module sent_send=$SS sent_recv=$SR peer_send=$CS \
+	traced_is svcrdma_cm_private by=module sent_send=$SS sent_recv=$((SR < CS ? SR : CS)) peer_send=$CS \
 		peer_recv=$CR send_threshold=$((SS < CR ? SS : CR)) \
 		recv_threshold=$((SR < CS ? SR : CS)) || ok=1
 	[ $ok = 0 ] || { sed 's/^/# /' $CONN; grep _cm_private $T/trace | sed 's/^/# /'; }
