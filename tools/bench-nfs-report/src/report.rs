@@ -1052,7 +1052,10 @@ mod tests {
         mixed.server_memory = memory(4 * 144, 65536, 4 * 144 * 65536 + 8192);
         let t = memory_target(&[base.clone(), mixed.clone()]);
         assert_eq!(t.status, "missed");
-        assert_eq!(t.detail, "1 of 1: stock-64k-4k: 15.92 x stock-4k, 113 per GiB");
+        assert_eq!(
+            t.detail,
+            "1 of 1: stock-64k-4k: 15.92 x stock-4k, 113 per GiB"
+        );
         // 1.1 x is the limit: 10 % more passes, 11 % does not.
         let at = |extra: u64| {
             let mut m = mixed.clone();
