@@ -68,7 +68,7 @@ kb() {
 ROWS="stock-x-module|stock|module:-|rxe|4|4.2|cut
 stock-x-module16k|stock|module:$K16C|rxe|4|4.2|full
 module-x-stock|module:-|stock|rxe|4|4.2|full
-module16k-x-stock|module:$K16S|stock|rxe|4|4.2|full
+module16k-x-stock|module:$K16S|stock|rxe|4|4.2|cut
 stock-x-module1k|stock|module:$(kb 1)|rxe|4|4.2|cut
 stock-x-module2k|stock|module:$(kb 2)|rxe|4|4.2|full
 module1k-x-stock|module:$(kb 1)|stock|rxe|4|4.2|cut
