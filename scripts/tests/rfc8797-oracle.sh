@@ -29,7 +29,10 @@ command -v jq >/dev/null || { echo "1..0 # SKIP jq missing"; exit 1; }
 # table of "make interop" at commit 95c88a3, 4 December 2026; the rows
 # patched-x-patched and module-x-module-nopdata measured again on 5
 # December with the stock-conformance patches, scripts/guest/interop.sh --rows
-# and --cut, since the series changed what they report). These are
+# and --cut, since the series changed what they report; module16k-x-stock
+# on 7 December, scripts/guest/interop.sh --rows, since the server's
+# receive size follows the client's send size: its REP says 16 KB send,
+# 4 KB receive). These are
 # measurements: the REQ/REP columns are what the server captured on the
 # wire (first 8 octets / length) and "client says"/"server says" what each
 # kernel reported (debugfs, tracepoint, xprtrdma_inline_thresh). The
@@ -38,7 +41,7 @@ command -v jq >/dev/null || { echo "1..0 # SKIP jq missing"; exit 1; }
 MEASURED='stock-x-module                 rxe  v4  4.2  f6ab0e1801010303/56  f6ab0e1801000303/196 4096/4096/0|4096/4096/0      debugfs:4096/4096/0      none:-/-/-               ok (stock server: not traced)
 stock-x-module16k              rxe  v4  4.2  f6ab0e1801010f0f/56  f6ab0e1801000303/196 4096/4096/0|4096/4096/0      debugfs:4096/4096/0      none:-/-/-               ok (stock server: not traced)
 module-x-stock                 rxe  v4  4.2  f6ab0e1801010303/56  f6ab0e1801010303/196 4096/4096/1|4096/4096/1      inline_thresh:4096/4096/- debugfs:4096/4096/1      ok
-module16k-x-stock              rxe  v4  4.2  f6ab0e1801010303/56  f6ab0e1801010f0f/196 4096/4096/1|4096/4096/1      inline_thresh:4096/4096/- debugfs:4096/4096/1      ok
+module16k-x-stock              rxe  v4  4.2  f6ab0e1801010303/56  f6ab0e1801010f03/196 4096/4096/1|4096/4096/1      inline_thresh:4096/4096/- debugfs:4096/4096/1      ok
 module-x-module-1k             rxe  v4  4.2  f6ab0e1801010000/56  f6ab0e1801010000/196 1024/1024/1|1024/1024/1      debugfs:1024/1024/1      debugfs:1024/1024/1      ok
 module-x-module-4k             rxe  v4  4.2  f6ab0e1801010303/56  f6ab0e1801010303/196 4096/4096/1|4096/4096/1      debugfs:4096/4096/1      debugfs:4096/4096/1      ok
 module-x-module-16k            rxe  v4  4.2  f6ab0e1801010f0f/56  f6ab0e1801010f0f/196 16384/16384/1|16384/16384/1  debugfs:16384/16384/1    debugfs:16384/16384/1    ok
@@ -177,12 +180,14 @@ expect_matches "asymmetric sizes, rxe" "$a_s" "$a_c" rxe \
 	f6ab0e1801010f00/56 f6ab0e1801010701/196 debugfs:2048/1024/1 debugfs:1024/2048/1
 expect_matches "asymmetric sizes, siw" "$a_s" "$a_c" siw \
 	f6ab0e1801010f00/8 f6ab0e1801010701/8 debugfs:2048/1024/1 debugfs:1024/2048/1
-# client 5000 -> 4096 (03), 262144 -> capped 65536 (3f); server 65536 both:
-# client send min(4096, 65536), recv min(65536, 65536);
-# server send min(65536, 65536), recv min(65536, 4096).
+# client 5000 -> 4096 (03), 262144 -> capped 65536 (3f); server 65536 both,
+# its receive size advertised as min(65536, the client's 4096 send) (RFC
+# 8797 section 3.1; admin guide, responder_recv_size): REP 3f 03;
+# client send min(4096, 4096), recv min(65536, 65536);
+# server send min(65536, 65536), recv min(4096, 4096).
 expect_matches "rounding down and the 64 KB cap" module:"$(kb 64)" \
 	module:requester_send_size=5000,requester_recv_size=262144 rxe \
-	f6ab0e180101033f/56 f6ab0e1801013f3f/196 debugfs:4096/65536/1 debugfs:65536/4096/1
+	f6ab0e180101033f/56 f6ab0e1801013f03/196 debugfs:4096/65536/1 debugfs:65536/4096/1
 # client 2048/8192 (01 07) against a stock server (flags 0, 4096 both):
 # client send min(2048, 4096), recv min(8192, 4096), RI off (server flag 0);
 # the stock server uses Send With Invalidate as the client offered it.
@@ -220,9 +225,10 @@ expect_matches "nothing sent either way, rxe" module:send_private_data=N module:
 expect_matches "nothing sent either way, siw" module:send_private_data=N module:send_private_data=N siw \
 	none/0 none/0 debugfs:1024/1024/0 debugfs:1024/1024/0
 # A patched client without the module is stock on the wire; against a
-# module server at 16 KB it traces min(4096, 16384) both ways and RI.
+# module server at 16 KB it traces min(4096, 16384) both ways and RI; the
+# server advertises receive min(16384, the client's 4096 send): REP 0f 03.
 expect_matches "patched client, module server 16 KB" module:"$k16s" patched rxe \
-	f6ab0e1801010303/56 f6ab0e1801010f0f/196 trace:4096/4096/1 debugfs:4096/4096/1
+	f6ab0e1801010303/56 f6ab0e1801010f03/196 trace:4096/4096/1 debugfs:4096/4096/1
 # The base does not change the rules (7.3 is 6.12 here).
 expect_matches "cross-base spec" module@7.3:- stock@6.12 rxe \
 	f6ab0e1801010303/56 f6ab0e1801010303/196 inline_thresh:4096/4096/- debugfs:4096/4096/1
