@@ -60,7 +60,7 @@ help:
 	@echo '  make bench-nfs    NFS over RDMA per RPC, stock vs rpcrdma_cm, two guests: what larger thresholds'
 	@echo '                   save (RDMA operations) and cost (memory per connection, copies); tables, plots,'
 	@echo '                   CSV and JSON in build/bench/ (BENCH_N=200 ops per workload;'
-	@echo '                   about 40 min under TCG, see Documentation/performance.rst)'
+	@echo '                   about 50 min under TCG, see Documentation/performance.rst)'
 	@echo '  make fuzz         run the cargo-fuzz targets (FUZZ_RUNS=N per target)'
 	@echo '  make distro       rpcrdma.ko (the series C part) and rpcrdma_cm.ko for a distribution kernel,'
 	@echo '                   against its own headers, no kernel rebuild (DISTRO_RELEASE=, default'
