@@ -8,7 +8,7 @@
 use crate::cm_private::{
     InlineSize, LocalLimits, Negotiated, Nonconformance, PrivateMessage, MESSAGE_LEN,
 };
-use crate::{Local, Outcome, Params, Role};
+use crate::{Local, Params, Role};
 use kernel::prelude::*;
 
 /// The size parameters (send, receive) that apply to `role`; `None` where
@@ -96,15 +96,6 @@ pub(crate) fn negotiating_as(limits: &LocalLimits, advertised: bool) -> &LocalLi
         limits
     } else {
         &LocalLimits::RFC_DEFAULT
-    }
-}
-
-/// What the transport applies, from the core's negotiation.
-pub(crate) fn outcome(n: &Negotiated) -> Outcome {
-    Outcome {
-        send_threshold: n.send_threshold.bytes(),
-        recv_threshold: n.recv_threshold.bytes(),
-        remote_invalidation: n.remote_invalidation,
     }
 }
 

@@ -22,7 +22,7 @@ use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::rbtree::RBTree;
 #[cfg(not(rpcrdma_cm_abstraction_in_module))]
-use kernel::sunrpc::rdma_cm::{self, Conn, Local, Outcome, Role, SockAddr};
+use kernel::sunrpc::rdma_cm::{self, Conn, Local, Role, SockAddr};
 use kernel::sync::SpinLock;
 
 // The protocol core, private to the module: the host crate
@@ -56,7 +56,7 @@ mod bindings;
 mod rdma_cm;
 
 #[cfg(rpcrdma_cm_abstraction_in_module)]
-use rdma_cm::{Conn, Local, Outcome, Role, SockAddr};
+use rdma_cm::{Conn, Local, Role, SockAddr};
 
 #[cfg(rpcrdma_cm_bench)]
 mod bench;
@@ -82,7 +82,7 @@ mod table;
 use boundary::RpcrdmaCm;
 use callback_times::{Callback, CallbackTime, CallbackTimer};
 use cm_private::{negotiate, InlineSize, PrivateMessage};
-use policy::{advertise, local_limits, negotiating_as, outcome, responder_limits, sizes_for};
+use policy::{advertise, local_limits, negotiating_as, responder_limits, sizes_for};
 use stats::RoleStats;
 use table::Entry;
 
@@ -234,19 +234,14 @@ impl rdma_cm::Operations for CmState {
         Ok(len)
     }
 
-    fn established(
-        &self,
-        conn: &Conn,
-        _local: &Local,
-        peer_pdata: &[u8],
-        bound: &Outcome,
-    ) -> Outcome {
+    fn established(&self, conn: &Conn, _local: &Local, peer_pdata: &[u8]) {
         let _timer = self.time(Callback::Established);
         let peer = PrivateMessage::decode(peer_pdata);
         // Negotiate with what this side advertised and record the outcome,
-        // under one lock. The transports call this only for connections
-        // whose `prepare_connect` this registration answered, which all
-        // have an entry.
+        // under one lock: the transport computes the same thresholds from
+        // the same octets (RFC 8797). The transports call this only for
+        // connections whose `prepare_connect` this registration answered,
+        // which all have an entry.
         let tracked = self.with_entry(conn.cookie(), |e| {
             let sent = e.advertised.is_some();
             let n = negotiate(negotiating_as(&e.limits, sent), &peer);
@@ -254,13 +249,9 @@ impl rdma_cm::Operations for CmState {
             e.set_negotiated(n);
             (n, sent)
         });
-        let Some((n, sent)) = tracked else {
-            // Not reached; the transport's bound is what RFC 8797 allows
-            // for the octets sent.
-            return *bound;
-        };
-        self.stats(Role::Requester).record(&peer, &n, sent);
-        outcome(&n)
+        if let Some((n, sent)) = tracked {
+            self.stats(Role::Requester).record(&peer, &n, sent);
+        }
     }
 
     fn prepare_accept(
@@ -269,7 +260,7 @@ impl rdma_cm::Operations for CmState {
         peer_pdata: &[u8],
         local: &mut Local,
         pdata: &mut [u8],
-    ) -> Result<(usize, Outcome)> {
+    ) -> Result<usize> {
         let _timer = self.time(Callback::PrepareAccept);
         let p = boundary::params();
         let peer = PrivateMessage::decode(peer_pdata);
@@ -288,7 +279,7 @@ impl rdma_cm::Operations for CmState {
         *local = proposed;
         self.insert(node);
         // Counted in `accepted`, once the accept has really gone out.
-        Ok((len, outcome(&n)))
+        Ok(len)
     }
 
     fn accepted(&self, conn: &Conn) {

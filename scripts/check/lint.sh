@@ -60,7 +60,7 @@ if [ "$scope" = all ]; then
 	check rustfmt-host cargo fmt --manifest-path tools/Cargo.toml --all -- --check
 	# rustfmt follows the crate root's mod declarations into every file of rust/.
 	check rustfmt-kmod /usr/bin/rustfmt --check --edition 2021 --config-path .rustfmt.toml rust/rpcrdma_cm_main.rs \
-		selftests/rpcrdma_cm/test_modules/debugfs_kinds.rs selftests/rpcrdma_cm/test_modules/cm_long_answer.rs
+		selftests/rpcrdma_cm/test_modules/debugfs_kinds.rs selftests/rpcrdma_cm/test_modules/long_answer/cm_long_answer.rs
 	check clippy-host cargo clippy --manifest-path tools/Cargo.toml --workspace --all-targets --release -- -D warnings
 fi
 

@@ -12,8 +12,9 @@ ko=${RPCRDMA_CM_KO:-$(module_ko)}
 [ -f "$ko" ] || rpcrdma_cm_die "$ko missing: run 'make'"
 # The programs' test modules (selftests/rpcrdma_cm/test_modules, kselftest's
 # TEST_GEN_MODS_DIR), built here for this kernel, each where the kernel has
-# what it needs: cm_lying_hook.ko (cm_cross_check.sh), cm_long_answer.ko
-# (cm_long_answer.sh), debugfs_kinds.ko (debugfs_unload.sh; only where the
+# what it needs: lying_hook/rpcrdma_cm.ko (cm_cross_check.sh),
+# long_answer/rpcrdma_cm.ko (cm_long_answer.sh; both named rpcrdma_cm, as
+# the hooks' exports require), debugfs_kinds.ko (debugfs_unload.sh; only where the
 # kernel crate has debugfs, 7.3: on 6.12 the program skips).
 mods=$RPCRDMA_CM_TOP/selftests/rpcrdma_cm/test_modules
 # One build at a time (flock on the directory): make check runs two of

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A hook whose prepare callbacks answer a length longer than the buffer
-# they were given (test_modules/cm_long_answer.rs, a kernel::sunrpc::rdma_cm hook built by
+# they were given (test_modules/long_answer/cm_long_answer.rs, a
+# kernel::sunrpc::rdma_cm hook named rpcrdma_cm, as the hooks' exports
+# require, built by
 # scripts/guest/selftests.sh): the transports refuse both answers (the client's
 # connect and the server's accept), negotiate the connection with the
 # stock code, and report each refused answer to the hook with closed(), so
@@ -15,7 +17,7 @@ DIR=$(dirname "$(readlink -f "$0")")
 . "$DIR/lib.sh"
 selftest_begin cm_long_answer rxe nfsd
 
-LONG_KO=$DIR/test_modules/cm_long_answer.ko
+LONG_KO=$DIR/test_modules/long_answer/rpcrdma_cm.ko
 
 [ -r "$LONG_KO" ] || ktap_exit_fail_msg "$LONG_KO not built (scripts/guest/selftests.sh builds it)"
 ktap_plan_counted
@@ -25,7 +27,7 @@ rmmod rpcrdma_cm 2>/dev/null
 load_long() {
 	insmod "$LONG_KO"
 }
-ktap_test_result "insmod cm_long_answer.ko" load_long
+ktap_test_result "insmod long_answer/rpcrdma_cm.ko" load_long
 
 round_trip() {
 	local f=/tmp/cm_long_answer.data rc
@@ -39,11 +41,11 @@ round_trip() {
 	return $rc
 }
 ktap_test_result "the answers are refused: the mount is the stock code's, a 32 KB file round-trips" round_trip
-ktap_test_result "rmmod cm_long_answer" rmmod cm_long_answer
+ktap_test_result "rmmod the long-answer hook" rmmod rpcrdma_cm
 
 log=$(kernel_log_since cm_long_answer) || ktap_exit_fail_msg "the kernel log lost the mark"
-answered=$(echo "$log" | grep -c "cm_long_answer: answered ")
-closed=$(echo "$log" | grep -c "cm_long_answer: closed: ")
+answered=$(echo "$log" | grep -c "rpcrdma_cm: answered ")
+closed=$(echo "$log" | grep -c "rpcrdma_cm: closed: ")
 refused=$(echo "$log" | grep -c "rpcrdma: CM private data hook answer refused")
 ktap_print_msg "answers: $answered (connect $(echo "$log" | grep -c "answered a connect"), accept $(echo "$log" | grep -c "answered an accept")), closed(): $closed, refusals logged: $refused (rate-limited)"
 each_answer_closed() {
@@ -52,7 +54,7 @@ each_answer_closed() {
 }
 ktap_test_result "each refused answer, connect and accept, was reported with closed()" each_answer_closed
 held_none() {
-	grep -q "cm_long_answer: unloading; connections still held: 0$" <<<"$log"
+	grep -q "rpcrdma_cm: unloading; connections still held: 0$" <<<"$log"
 }
 ktap_test_result "on unload the hook held no connection" held_none
 

@@ -6,18 +6,18 @@
 //! the transport must refuse, and report with `closed()`, so that what the
 //! hook recorded goes. The module logs each answer and each `closed()`,
 //! and on unload how many connections it still holds (0 if every refused
-//! answer was reported).
+//! answer was reported). It is named `rpcrdma_cm` (its Kbuild says why).
 
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use kernel::{
     prelude::*,
-    sunrpc::rdma_cm::{self, Conn, Local, Outcome, Registration},
+    sunrpc::rdma_cm::{self, Conn, Local, Registration},
 };
 
 #[cfg(module_authors_list)]
 module! {
     type: LongAnswer,
-    name: "cm_long_answer",
+    name: "rpcrdma_cm",
     authors: ["rpcrdma_cm developers"],
     description: "CM private data hook answering too long a length (rpcrdma_cm selftests)",
     license: "GPL",
@@ -26,7 +26,7 @@ module! {
 #[cfg(not(module_authors_list))]
 module! {
     type: LongAnswer,
-    name: "cm_long_answer",
+    name: "rpcrdma_cm",
     author: "rpcrdma_cm developers",
     description: "CM private data hook answering too long a length (rpcrdma_cm selftests)",
     license: "GPL",
@@ -56,26 +56,20 @@ impl rdma_cm::Operations for Held {
         Ok(pdata.len() + 1)
     }
 
-    fn established(&self, _conn: &Conn, _local: &Local, _peer: &[u8], bound: &Outcome) -> Outcome {
+    fn established(&self, _conn: &Conn, _local: &Local, _peer: &[u8]) {
         // Not reached: the connect was refused, so it is not this hook's.
-        *bound
     }
 
     fn prepare_accept(
         &self,
         _conn: &Conn,
         _peer: &[u8],
-        local: &mut Local,
+        _local: &mut Local,
         pdata: &mut [u8],
-    ) -> Result<(usize, Outcome)> {
+    ) -> Result<usize> {
         self.held.fetch_add(1, Relaxed);
         pr_info!("answered an accept with {} octets\n", pdata.len() + 1);
-        let outcome = Outcome {
-            send_threshold: local.max_send,
-            recv_threshold: local.max_recv,
-            remote_invalidation: false,
-        };
-        Ok((pdata.len() + 1, outcome))
+        Ok(pdata.len() + 1)
     }
 
     fn closed(&self, conn: &Conn) {

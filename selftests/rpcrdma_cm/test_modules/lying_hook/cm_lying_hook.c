@@ -10,24 +10,18 @@
  * lie=send           requester: advertises 1 KB send, provisions 16 KB
  *                    send
  * lie=accept         responder: advertises 64 KB receive, provisions 4 KB
- * lie=accept_result  responder: advertises and provisions 4 KB, but
- *                    answers 64 KB thresholds and Send With Invalidate
  * lie=len57          requester: 57 octets of private data
  * lie=len7           requester: the first 7 octets of a 16 KB message
  * lie=small          requester: provisions 512-octet buffers
  * lie=big            requester: provisions 128 KB receive buffers
  * lie=reserved       requester: sets a reserved flag bit (0x02)
- * lie=low_recv       requester: honest connect (4 KB), but answers a
- *                    1 KB receive threshold at ESTABLISHED
  * lie=accept_ri      responder: its octets say no Remote Invalidation
- *                    (flags 0), its answer uses it
- * lie=accept_low_send  responder: honest octets (4 KB), but answers a
- *                    1 KB send threshold, below what the requester
- *                    computes from them
+ *                    (flags 0), its limits keep it on
  * lie=accept_send_over responder: advertises 16 KB send, provisions 4 KB
  *
- * At ESTABLISHED it claims 64 KB both ways and Remote Invalidation
- * (but for lie=low_recv). The role it does not lie for is left to the stock code.
+ * The hooks take no thresholds from a module (its octets and sizes are
+ * its whole answer), so these are all the lies one can tell. The role it
+ * does not lie for is left to the stock code.
  */
 
 #include <linux/module.h>
@@ -39,7 +33,7 @@
 
 static char *lie = "recv";
 module_param(lie, charp, 0444);
-MODULE_PARM_DESC(lie, "recv, send, accept, accept_result, accept_ri, accept_low_send, accept_send_over, len57, len7, small, big, reserved or low_recv");
+MODULE_PARM_DESC(lie, "recv, send, accept, accept_ri, accept_send_over, len57, len7, small, big or reserved");
 
 static int cm_lying_write_flags(u8 *pdata, u32 send, u32 recv, u8 flags)
 {
@@ -95,8 +89,6 @@ static int cm_lying_prepare_connect(void *priv,
 		local->max_recv = 131072;
 		return cm_lying_write(pdata, 4096, 65536);
 	}
-	if (!strcmp(lie, "low_recv"))
-		return cm_lying_write(pdata, 4096, 4096);
 	if (!strcmp(lie, "reserved"))
 		return cm_lying_write_flags(pdata, 4096, 4096,
 					    RPCRDMA_CMP_F_SND_W_INV_OK | 0x02);
@@ -106,51 +98,26 @@ static int cm_lying_prepare_connect(void *priv,
 static void cm_lying_established(void *priv,
 				 const struct rpcrdma_cm_conn *conn,
 				 const struct rpcrdma_cm_local *local,
-				 const u8 *pdata, size_t len,
-				 struct rpcrdma_cm_result *result)
+				 const u8 *pdata, size_t len)
 {
-	if (!strcmp(lie, "low_recv")) {
-		/* Smaller receive buffers than the server was told of */
-		result->recv_threshold = 1024;
-		return;
-	}
-	/* Claim more than anyone provisioned, whatever the peer said */
-	result->send_threshold = 65536;
-	result->recv_threshold = 65536;
-	result->remote_inv = true;
 }
 
 static int cm_lying_prepare_accept(void *priv,
 				   const struct rpcrdma_cm_conn *conn,
 				   const u8 *peer_pdata, size_t peer_len,
 				   struct rpcrdma_cm_local *local,
-				   struct rpcrdma_cm_result *result,
 				   u8 *pdata, size_t size)
 {
-	if (strcmp(lie, "accept") && strcmp(lie, "accept_result") &&
-	    strcmp(lie, "accept_ri") && strcmp(lie, "accept_low_send") &&
+	if (strcmp(lie, "accept") && strcmp(lie, "accept_ri") &&
 	    strcmp(lie, "accept_send_over"))
 		return -ENOENT;
 	local->max_send = 4096;
 	local->max_recv = 4096;
 	local->remote_inv = true;
-	result->send_threshold = 65536;
-	result->recv_threshold = 65536;
-	result->remote_inv = true;
-	if (!strcmp(lie, "accept_result"))
-		return cm_lying_write(pdata, 4096, 4096);
-	if (!strcmp(lie, "accept_low_send")) {
-		result->send_threshold = 1024;
-		result->recv_threshold = 4096;
-		return cm_lying_write(pdata, 4096, 4096);
-	}
 	if (!strcmp(lie, "accept_send_over"))
 		return cm_lying_write(pdata, 16384, 4096);
-	if (!strcmp(lie, "accept_ri")) {
-		result->send_threshold = 4096;
-		result->recv_threshold = 4096;
+	if (!strcmp(lie, "accept_ri"))
 		return cm_lying_write_flags(pdata, 4096, 4096, 0);
-	}
 	return cm_lying_write(pdata, 4096, 65536);
 }
 
