@@ -42,7 +42,7 @@
 # (Module.symvers) must be defined by that name in the rebuilt crates,
 # crate disambiguators included, or the build stops and names the symbols
 # that differ. The module compiles the series' abstraction
-# (rust/kernel/sunrpc/rdma_cm.rs of 7.3 patch 0015, the same file) and
+# (rust/kernel/sunrpc/rdma_cm.rs of 7.3 patch 0017, the same file) and
 # bindings bindgen generates for the hook's header (hook-bindings.sh); see
 # rust/Kbuild for RPCRDMA_CM_DISTRO.
 #
@@ -233,7 +233,8 @@ kconfig_left_out() {
 }
 
 # patch_part PATCH: "c" when every file PATCH changes is one of C_FILES
-# (or KCONFIG_FILES, with one of C_FILES at least),
+# (or KCONFIG_FILES or under Documentation/, with one of C_FILES at
+# least; the documentation is left out),
 # "abstraction" for the kernel crate's rdma_cm.rs (taken alone),
 # "in-tree" for the in-tree copy of rpcrdma_cm (built from rust/ here
 # instead), "kernel" when it changes none of them (the kernel image's); a
@@ -249,6 +250,7 @@ patch_part() {
 		for pat in $KCONFIG_FILES; do
 			[ "$f" = "$pat" ] && continue 2
 		done
+		case $f in Documentation/*) continue ;; esac
 		for pat in $C_FILES; do
 			# shellcheck disable=SC2254 # the pattern is meant
 			case $f in $pat) inside=$((inside + 1)); continue 2 ;; esac
@@ -311,7 +313,7 @@ build() {
 			left=$(kconfig_left_out "$p") ||
 				rpcrdma_cm_die "${p##*/} changes net/sunrpc/Kconfig beyond a KUnit test option ('$left'), which rpcrdma.ko would be built without"
 			# shellcheck disable=SC2046,SC2086 # one --exclude per file
-			(cd "$ROOT$patched" && git apply $(printf -- '--exclude=%s ' $KCONFIG_FILES) "$p") ||
+			(cd "$ROOT$patched" && git apply $(printf -- '--exclude=%s ' $KCONFIG_FILES 'Documentation/*') "$p") ||
 				rpcrdma_cm_die "${p##*/} does not apply"
 			applied+=("${p##*/}")
 			echo "rpcrdma.ko: ${p##*/}${left:+ (its option $left left out: not in the configuration of $release)}" ;;
