@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The policy: this side's limits from the module's parameters and the
-//! transport's own settings, what it advertises, and what the transport
-//! applies from the core's negotiation. Every protocol decision is the
-//! core's (`proto/`).
+//! transport's own settings, what it advertises, and the send threshold
+//! the transport applies, as its tracepoint shows it (for the module's
+//! records). Every protocol decision is the core's (`proto/`).
 
 use crate::cm_private::{
     InlineSize, LocalLimits, Negotiated, Nonconformance, PrivateMessage, MESSAGE_LEN,

@@ -4,10 +4,12 @@
 //!
 //! A companion of xprtrdma (client) and svcrdma (server): through the
 //! `rpcrdma_cm` hooks it builds the private data of every connect and
-//! accept, parses the peer's, and hands the negotiated inline thresholds
-//! and the Remote Invalidation decision to the transport. Every protocol
-//! decision comes from the pure core in `proto/`, which has no kernel
-//! dependency. Unloaded, the transports behave as stock.
+//! accept with the buffer sizes the transport provisions for it, and
+//! parses and records the peer's; the transport then applies what RFC
+//! 8797 allows for the two messages, as the peer does, and the module
+//! records the same negotiation. Every protocol decision comes from the
+//! pure core in `proto/`, which has no kernel dependency. Unloaded, the
+//! transports behave as stock.
 //!
 //! The module instance, parameters, debugfs and the clock come through
 //! `boundary`. The rest, one concern a file: the connection table

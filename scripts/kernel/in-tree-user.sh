@@ -251,8 +251,9 @@ The CM private data hooks need a user in the tree. rpcrdma_cm is the
 one they were written for: it builds the RPC-over-RDMA Version One
 message (RFC 8797) of every connect and accept from the inline sizes
 and the Remote Invalidation policy an administrator sets as module
-parameters, reads the peer's, and answers the transport with the
-thresholds RFC 8797 gives for the two messages. It keeps a table of
+parameters, with the buffer sizes the transport provisions for them,
+and reads the peer's; the transport then applies what RFC 8797 allows
+for the two messages, as the peer does. It keeps a table of
 live connections, shown with counters in debugfs (rpcrdma_cm/), and
 its parameters can be changed at run time through configfs attributes
 (rpcrdma_cm/), since module parameters of Rust modules are read-only
