@@ -38,12 +38,7 @@ if [ ! -r "$LYING_KO" ]; then
 	ktap_skip_all "$LYING_KO not built (make selftests builds it)"
 	exit "$KSFT_SKIP"
 fi
-# The test hooks are modules named rpcrdma_cm: a kernel with rpcrdma_cm
-# built in (no refcnt: not a loadable module) cannot load them.
-if [ -d /sys/module/rpcrdma_cm ] && [ ! -e /sys/module/rpcrdma_cm/refcnt ]; then
-	ktap_skip_all "rpcrdma_cm is built into this kernel: the test hook, a module of that name, cannot load"
-	exit "$KSFT_SKIP"
-fi
+require_loadable_test_hook
 ktap_plan_counted
 rmmod rpcrdma_cm 2>/dev/null
 [ ! -d /sys/module/rpcrdma_cm ] || ktap_exit_fail_msg "rpcrdma_cm is loaded and does not unload"

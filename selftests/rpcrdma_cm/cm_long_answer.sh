@@ -20,12 +20,7 @@ selftest_begin cm_long_answer rxe nfsd
 LONG_KO=$DIR/test_modules/long_answer/rpcrdma_cm.ko
 
 [ -r "$LONG_KO" ] || ktap_exit_fail_msg "$LONG_KO not built (scripts/guest/selftests.sh builds it)"
-# The test hooks are modules named rpcrdma_cm: a kernel with rpcrdma_cm
-# built in (no refcnt: not a loadable module) cannot load them.
-if [ -d /sys/module/rpcrdma_cm ] && [ ! -e /sys/module/rpcrdma_cm/refcnt ]; then
-	ktap_skip_all "rpcrdma_cm is built into this kernel: the test hook, a module of that name, cannot load"
-	exit "$KSFT_SKIP"
-fi
+require_loadable_test_hook
 ktap_plan_counted
 
 rmmod rpcrdma_cm 2>/dev/null

@@ -699,6 +699,16 @@ require_tool() {
 	fi
 }
 
+# ... or where a test hook (test_modules/lying_hook, long_answer: modules
+# named rpcrdma_cm, as the hooks' exports require) cannot load: a kernel
+# with rpcrdma_cm built in (no refcnt: not a loadable module).
+require_loadable_test_hook() {
+	if [ -d /sys/module/rpcrdma_cm ] && [ ! -e /sys/module/rpcrdma_cm/refcnt ]; then
+		ktap_skip_all "rpcrdma_cm is built into this kernel: the test hook, a module of that name, cannot load"
+		exit "$KSFT_SKIP"
+	fi
+}
+
 # probe_pdata HEX ARG...: rpcrdma-cm probe (require_tool first) sending HEX
 # as private data ("" for none), with ARGs (the target last).
 probe_pdata() {
