@@ -72,7 +72,7 @@ impl Stopwatch {
 ///
 /// A file still open when the module is unloaded does not keep the module
 /// loaded: its reads and writes fail from then on, and its close runs no code
-/// of the module, with the first patch of the 7.3 series (which moves
+/// of the module, with the first three patches of the 7.3 series (which move
 /// `kernel::debugfs`'s file operations into the kernel image).
 #[pin_data(PinnedDrop)]
 pub(crate) struct RpcrdmaCm {

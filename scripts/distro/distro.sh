@@ -42,7 +42,7 @@
 # (Module.symvers) must be defined by that name in the rebuilt crates,
 # crate disambiguators included, or the build stops and names the symbols
 # that differ. The module compiles the series' abstraction
-# (rust/kernel/sunrpc/rdma_cm.rs of 7.3 patch 0017, the same file) and
+# (rust/kernel/sunrpc/rdma_cm.rs of 7.3 patch 0019, the same file) and
 # bindings bindgen generates for the hook's header (hook-bindings.sh); see
 # rust/Kbuild for RPCRDMA_CM_DISTRO.
 #

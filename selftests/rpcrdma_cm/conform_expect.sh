@@ -147,7 +147,7 @@ conform_expected() {
 		fi
 		;;
 	# The series' svcrdma advertises the Remote Invalidation it uses
-	# (7.3 patch 0007, 6.12 0006): its Accept carries the R bit, so the
+	# (7.3 patch 0009, 6.12 0006): its Accept carries the R bit, so the
 	# server may use Send With Invalidate; without a message of its own it
 	# uses none. Stock's Accept has flags 00 and it still sends With
 	# Invalidate to a requester that offered it (on rxe the tool's Reply

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kernel::debugfs files held open across rmmod (7.3 kernel crate; the first
-# patch of the 7.3 series). debugfs_kinds.ko (test_modules/, built by
+# kernel::debugfs files held open across rmmod (7.3 kernel crate; the first three
+# patches of the 7.3 series). debugfs_kinds.ko (test_modules/, built by
 # scripts/guest/selftests.sh, passed as DEBUGFS_KINDS_KO) has one file of each of
 # the six kinds. Each reads and writes what the module holds; then, with
 # one of them open, rmmod succeeds, the open file's reads and writes fail

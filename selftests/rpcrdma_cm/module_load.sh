@@ -184,7 +184,7 @@ held_open_across_rmmod() {
 		fi' held-open "$f")
 	rc=$?
 	ktap_print_msg "held-open reader: ${outcome:-killed, no outcome} (status $rc)"
-	# kernel::debugfs (7.3, with the series' first patch) lets rmmod go and
+	# kernel::debugfs (7.3, with the series' first three patches) lets rmmod go and
 	# fails the open file; the C shim's .owner (6.12) pins the module.
 	local want=pinned
 	kernel_crate_has_debugfs && want=unloaded
