@@ -63,7 +63,7 @@ mod ffi {
 }
 
 /// A size parameter: 0 means "not set"; the C setter admits only
-/// 1024..=262144 otherwise, and the core rounds down to a multiple of 1024.
+/// 1024..=65536 otherwise, and the core rounds down to a multiple of 1024.
 fn size(bytes: u32) -> Option<InlineSize> {
     (bytes != 0).then(|| InlineSize::from_bytes(bytes))
 }

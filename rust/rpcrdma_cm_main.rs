@@ -110,19 +110,19 @@ module! {
     params: {
         requester_send_size: u32 {
             default: 0,
-            description: "Client: inline send size to advertise (0: transport's; 1024..262144)",
+            description: "Client: inline send size to advertise (0: transport's; 1024..65536)",
         },
         requester_recv_size: u32 {
             default: 0,
-            description: "Client: inline receive size to advertise (0: transport's; 1024..262144)",
+            description: "Client: inline receive size to advertise (0: transport's; 1024..65536)",
         },
         responder_send_size: u32 {
             default: 0,
-            description: "Server: inline send size to advertise (0: transport's; 1024..262144)",
+            description: "Server: inline send size to advertise (0: transport's; 1024..65536)",
         },
         responder_recv_size: u32 {
             default: 0,
-            description: "Server: inline receive size to advertise (0: transport's; 1024..262144)",
+            description: "Server: inline receive size to advertise (0: transport's; 1024..65536)",
         },
         remote_invalidation: bool {
             default: true,

@@ -10,8 +10,10 @@
  * Sizes are in bytes. 0 means "what the transport is configured for"
  * (the xprtrdma inline sysctls on the client, svcrdma's max_req_size on
  * the server), so loading the module alone keeps stock sizes. Otherwise a
- * size must lie within 1024..262144; it is rounded down to a multiple of
- * 1024 when advertised, and never above what the transport can receive.
+ * size must lie within 1024..65536, 65536 being the most either transport
+ * allocates for an inline message (RPCRDMA_MAX_INLINE,
+ * RPCRDMA_MAX_INLINE_THRESH), so that a size takes effect as given; it is
+ * rounded down to a multiple of 1024 when advertised.
  */
 
 #include <linux/debugfs.h>
@@ -23,7 +25,7 @@
 #include "rpcrdma_cm_shim.h"
 
 #define RPCRDMA_CM_SIZE_MIN	1024U
-#define RPCRDMA_CM_SIZE_MAX	(256U * 1024U)
+#define RPCRDMA_CM_SIZE_MAX	(64U * 1024U)
 
 static int rpcrdma_cm_size_set(const char *val, const struct kernel_param *kp)
 {
@@ -47,22 +49,22 @@ static const struct kernel_param_ops rpcrdma_cm_size_ops = {
 static unsigned int requester_send_size;
 module_param_cb(requester_send_size, &rpcrdma_cm_size_ops, &requester_send_size, 0644);
 MODULE_PARM_DESC(requester_send_size,
-		 "Client: inline send size to advertise (0: transport's; 1024..262144)");
+		 "Client: inline send size to advertise (0: transport's; 1024..65536)");
 
 static unsigned int requester_recv_size;
 module_param_cb(requester_recv_size, &rpcrdma_cm_size_ops, &requester_recv_size, 0644);
 MODULE_PARM_DESC(requester_recv_size,
-		 "Client: inline receive size to advertise (0: transport's; 1024..262144)");
+		 "Client: inline receive size to advertise (0: transport's; 1024..65536)");
 
 static unsigned int responder_send_size;
 module_param_cb(responder_send_size, &rpcrdma_cm_size_ops, &responder_send_size, 0644);
 MODULE_PARM_DESC(responder_send_size,
-		 "Server: inline send size to advertise (0: transport's; 1024..262144)");
+		 "Server: inline send size to advertise (0: transport's; 1024..65536)");
 
 static unsigned int responder_recv_size;
 module_param_cb(responder_recv_size, &rpcrdma_cm_size_ops, &responder_recv_size, 0644);
 MODULE_PARM_DESC(responder_recv_size,
-		 "Server: inline receive size to advertise (0: transport's; 1024..262144)");
+		 "Server: inline receive size to advertise (0: transport's; 1024..65536)");
 
 static bool remote_invalidation = true;
 module_param(remote_invalidation, bool, 0644);

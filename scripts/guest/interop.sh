@@ -57,9 +57,10 @@ TABLE=${INTEROP_TABLE:-$RPCRDMA_CM_TOP/build/check/interop-table.txt}
 # interop, "full" rows only in make interop.
 K16S=responder_send_size=16384,responder_recv_size=16384
 K16C=requester_send_size=16384,requester_recv_size=16384
-# Sizes that are not a whole KB or are above the transports' 64 KB: 5000
-# is advertised as 4 KB, 65537 and 262144 (the largest the format
-# carries) as 64 KB (the rows module-odd-x-module-big and its mirror).
+# Sizes that are not a whole KB, and the largest the module takes (65536,
+# what the transports allocate; RFC 8797's format would carry 256 KB):
+# 5000 is advertised as 4 KB, 65535 as 63 KB (the rows
+# module-odd-x-module-big and its mirror).
 ODD=responder_send_size=5000,responder_recv_size=5000,requester_send_size=5000,requester_recv_size=5000
 kb() {
 	local b=$(($1 * 1024))
@@ -90,8 +91,8 @@ module-x-module-v6|module:-|module:-|rxe|6|4.2|full
 module-x-module-64k-v6|module:$(kb 64)|module:$(kb 64)|rxe|6|4.1|full
 module-x-module-siw-v6|module:-|module:-|siw|6|4.2|full
 module-nopdata-x-module-siw-v6|module:send_private_data=N|module:$(kb 16)|siw|6|3|cut
-module-odd-x-module-big|module:$ODD|module:requester_send_size=262144,requester_recv_size=65537|rxe|4|4.2|cut
-module-big-x-module-odd|module:responder_send_size=65537,responder_recv_size=262144|module:$ODD|rxe|4|4.2|full
+module-odd-x-module-big|module:$ODD|module:requester_send_size=65536,requester_recv_size=65535|rxe|4|4.2|cut
+module-big-x-module-odd|module:responder_send_size=65535,responder_recv_size=65536|module:$ODD|rxe|4|4.2|full
 module-x-module-v3|module:-|module:-|rxe|4|3|full
 module-x-module-v40|module:-|module:-|rxe|4|4.0|full
 module-x-module-v41|module:-|module:-|rxe|4|4.1|full

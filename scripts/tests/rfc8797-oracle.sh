@@ -13,7 +13,7 @@
 # - the row configurations copied below are still the ones
 #   scripts/guest/interop.sh runs under those names;
 # - worked examples with asymmetric sizes (the table's sizes are symmetric,
-#   so a swap of send and receive would pass it), rounding and the cap,
+#   so a swap of send and receive would pass it), rounding,
 #   Remote Invalidation off, nothing sent, refused parameters;
 # - the decoder: each non-conformance, the size codes 0, 3, 63, 255 and
 #   the order of send and receive, reserved flag bits, padding.
@@ -180,14 +180,14 @@ expect_matches "asymmetric sizes, rxe" "$a_s" "$a_c" rxe \
 	f6ab0e1801010f00/56 f6ab0e1801010701/196 debugfs:2048/1024/1 debugfs:1024/2048/1
 expect_matches "asymmetric sizes, siw" "$a_s" "$a_c" siw \
 	f6ab0e1801010f00/8 f6ab0e1801010701/8 debugfs:2048/1024/1 debugfs:1024/2048/1
-# client 5000 -> 4096 (03), 262144 -> capped 65536 (3f); server 65536 both,
-# its receive size advertised as min(65536, the client's 4096 send) (RFC
+# client 5000 -> 4096 (03), 65535 -> 64512 (3e); server 65536 both, its
+# receive size advertised as min(65536, the client's 4096 send) (RFC
 # 8797 section 3.1; admin guide, responder_recv_size): REP 3f 03;
-# client send min(4096, 4096), recv min(65536, 65536);
-# server send min(65536, 65536), recv min(4096, 4096).
-expect_matches "rounding down and the 64 KB cap" module:"$(kb 64)" \
-	module:requester_send_size=5000,requester_recv_size=262144 rxe \
-	f6ab0e180101033f/56 f6ab0e1801013f03/196 debugfs:4096/65536/1 debugfs:65536/4096/1
+# client send min(4096, 4096), recv min(64512, 65536);
+# server send min(65536, 64512), recv min(4096, 4096).
+expect_matches "rounding down to whole KB" module:"$(kb 64)" \
+	module:requester_send_size=5000,requester_recv_size=65535 rxe \
+	f6ab0e180101033e/56 f6ab0e1801013f03/196 debugfs:4096/64512/1 debugfs:64512/4096/1
 # client 2048/8192 (01 07) against a stock server (flags 0, 4096 both):
 # client send min(2048, 4096), recv min(8192, 4096), RI off (server flag 0);
 # the stock server uses Send With Invalidate as the client offered it.
@@ -234,7 +234,8 @@ expect_matches "cross-base spec" module@7.3:- stock@6.12 rxe \
 	f6ab0e1801010303/56 f6ab0e1801010303/196 inline_thresh:4096/4096/- debugfs:4096/4096/1
 
 # 4. What the module refuses (-ERANGE: the load fails) and other bad specs.
-for bad in "module:-|module:requester_send_size=1023|rxe" "module:-|module:requester_recv_size=262145|rxe" \
+for bad in "module:-|module:requester_send_size=1023|rxe" "module:-|module:requester_recv_size=65537|rxe" \
+	"module:responder_recv_size=262144|module:-|rxe" \
 	"module:responder_send_size=512|module:-|rxe" "module:-|module:frobnicate=1|rxe" \
 	"module:-|module:remote_invalidation=maybe|rxe" "stock:requester_send_size=4096|module:-|rxe" \
 	"vanilla|module:-|rxe" "module:-|module:-|ib"; do

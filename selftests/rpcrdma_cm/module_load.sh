@@ -58,16 +58,19 @@ ktap_test_result "size parameter writable at runtime" size_writable
 
 size_range_checked() {
 	local v
-	for v in 1 1023 262145 -1 abc; do
+	for v in 1 1023 65537 262144 -1 abc; do
 		if echo "$v" >$P/responder_recv_size 2>/dev/null; then
 			ktap_print_msg "value $v was accepted"
 			return 1
 		fi
 	done
-	[ "$(cat $P/responder_recv_size)" = 0 ] && echo 262144 >$P/responder_recv_size &&
-		echo 1024 >$P/responder_recv_size
+	[ "$(cat $P/responder_recv_size)" = 0 ] && echo 65536 >$P/responder_recv_size &&
+		[ "$(cat $P/responder_recv_size)" = 65536 ] && echo 1024 >$P/responder_recv_size
 }
-ktap_test_result "size parameter refuses values outside 1024..262144" size_range_checked
+# 65536: the most xprtrdma and svcrdma allocate for an inline message
+# (RPCRDMA_MAX_INLINE, RPCRDMA_MAX_INLINE_THRESH), so that a value takes
+# effect as given; RFC 8797's format would carry up to 256 KiB.
+ktap_test_result "size parameter refuses values outside 1024..65536" size_range_checked
 
 # size_write TEXT: write TEXT (printf's %b escapes: \n a newline; no
 # newline added) to responder_recv_size in one write() (dd: a shell's
@@ -247,5 +250,16 @@ insmod_with_params() {
 		[ ! -d /sys/module/rpcrdma_cm ]
 }
 ktap_test_result "insmod with parameters; bad value refused at load" insmod_with_params
+
+# Above the transports' 64 KiB the load fails too, and the kernel log
+# names the value and the parameter (the module's message on 7.3, the
+# kernel's for a refused parameter on 6.12 and the distribution build).
+insmod_above_ceiling() {
+	kmsg_mark insmod_above_ceiling
+	! insmod "$RPCRDMA_CM_KO" responder_send_size=65537 2>/dev/null &&
+		[ ! -d /sys/module/rpcrdma_cm ] &&
+		kernel_log_since insmod_above_ceiling | grep -q "65537' invalid for parameter .responder_send_size'"
+}
+ktap_test_result "a size above 65536 refused at load, named in the kernel log" insmod_above_ceiling
 
 ktap_finished

@@ -231,8 +231,8 @@ def parse_spec(spec, role):
                 size = int(val, 10)
             except ValueError:
                 raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {key}={val}: not a number") from None
-            if size != 0 and not 1024 <= size <= 262144:
-                # admin: "Otherwise 1024..262144; other values are refused
+            if size != 0 and not 1024 <= size <= TRANSPORT_CEILING:
+                # admin: "Otherwise 1024..65536; other values are refused
                 # (-ERANGE)"; at load that makes the load fail.
                 raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {key}={val}: the module refuses it (-ERANGE)")
             # The other role's sizes are taken but do not act on this one.
@@ -245,11 +245,11 @@ def parse_spec(spec, role):
 
 def module_size(param, transport_setting):
     # admin, Parameters: 0 (default) = the transport's own setting; else
-    # rounded down to a multiple of 1024 and capped at what the transport
-    # can allocate (65536).
+    # rounded down to a multiple of 1024 (at most 65536, what the
+    # transports allocate: larger values are refused above).
     if param == 0:
         return transport_setting
-    return min(param // 1024 * 1024, TRANSPORT_CEILING)
+    return param // 1024 * 1024
 
 
 # The smallest max_req_size svcrdma's sysctl takes (6.12.md, 7.3.md:
