@@ -245,7 +245,7 @@ EOF
 	blob=$(git -C "$tree" hash-object -w "$work/MAINTAINERS")
 	git -C "$tree" update-index --add --cacheinfo "100644,$blob,MAINTAINERS"
 	cat >"$work/msg" <<'EOF'
-SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM private data hooks
+SUNRPC: Add rpcrdma_cm, a Rust user of the RPC-over-RDMA CM hooks
 
 The CM private data hooks need a user in the tree. rpcrdma_cm is the
 one they were written for: it builds the RPC-over-RDMA Version One
