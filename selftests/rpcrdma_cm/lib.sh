@@ -286,10 +286,30 @@ first_ipv4_nic() {
 	[ -n "$nic" ] && echo "$nic"
 }
 
-# The guest's first NIC with an IPv4 address (DHCP may still be running).
+# dhcp_again: take an address by DHCP for each NIC (not lo) that has no
+# IPv4 address, with more patience than virtme-ng's init had. Its one
+# "udhcpc -n" gives up after three tries three seconds apart, which a
+# guest under TCG on a loaded host can miss (seen: make bisect-series
+# beside kernel builds, 4 of 15 boots with no address after 60 s).
+dhcp_again() {
+	local d nic
+	for d in /sys/class/net/*; do
+		nic=${d##*/}
+		[ "$nic" != lo ] && [ -e "$d/device" ] || continue
+		ip -o -4 addr show dev "$nic" | grep -q . && continue
+		echo "# $nic: no DHCP lease yet, asking again" >&2
+		ip link set "$nic" up
+		busybox udhcpc -i "$nic" -n -q -f -t 8 -T 4 -s "$(dirname "${BASH_SOURCE[0]}")/udhcpc_bound.sh" >/dev/null 2>&1
+	done
+}
+
+# The guest's first NIC with an IPv4 address (DHCP may still be running;
+# after 20 s without one, dhcp_again asks once more).
 guest_nic() {
-	slowwait 60 first_ipv4_nic && return 0
-	echo "# no NIC with a global IPv4 address after 60 s:" >&2
+	slowwait 20 first_ipv4_nic && return 0
+	dhcp_again
+	slowwait 40 first_ipv4_nic && return 0
+	echo "# no NIC with a global IPv4 address after 60 s and a second DHCP:" >&2
 	ip -o addr show 2>&1 | sed 's/^/# /' >&2
 	return 1
 }
