@@ -72,8 +72,8 @@ impl Stopwatch {
 ///
 /// A file still open when the module is unloaded does not keep the module
 /// loaded: its reads and writes fail from then on, and its close runs no code
-/// of the module, with the first three patches of the 7.3 series (which move
-/// `kernel::debugfs`'s file operations into the kernel image).
+/// of the module, since `kernel::debugfs` serves its files from
+/// `file_operations` in the kernel image.
 #[pin_data(PinnedDrop)]
 pub(crate) struct RpcrdmaCm {
     /// `rpcrdma_cm` in configfs: the parameters' attributes. Dropped first

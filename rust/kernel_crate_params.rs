@@ -29,8 +29,8 @@ const SIZE_MIN: u32 = 1024;
 
 /// The largest size parameter: the most either transport allocates for an
 /// inline message (xprtrdma's `RPCRDMA_MAX_INLINE`, svcrdma's
-/// `RPCRDMA_MAX_INLINE_THRESH`, both 64 KiB on 6.12 and 7.3), so that a
-/// parameter takes effect as given. RFC 8797's format carries up to 256 KiB;
+/// `RPCRDMA_MAX_INLINE_THRESH`, both 64 KiB), so that a parameter takes
+/// effect as given. RFC 8797's format carries up to 256 KiB;
 /// a value above this would be capped at each connection, so it is refused
 /// instead. The transport's `ceiling` still caps each connection.
 const SIZE_MAX: u32 = 64 * 1024;
@@ -169,21 +169,22 @@ static BOOL_PARAMS: [&BoolParam; 4] = [
 /// Take the parameters given at load: check each size as [`SizeParam::set`]
 /// does and put every value in effect.
 ///
-/// Fails with `EINVAL`, saying which, if a size is neither 0 nor within
-/// 1024..65536 (65536: what the transports allocate at most).
+/// Fails with `ERANGE`, saying which, if a size is neither 0 nor within
+/// 1024..65536 (65536: what the transports allocate at most), as a write of
+/// the attribute does.
 pub(crate) fn load_params() -> Result {
     let mut result = Ok(());
     for p in SIZE_PARAMS {
         let bytes = p.given.value();
         if p.set(bytes).is_err() {
             pr_err!(
-                "`{}' invalid for parameter `{}' (0 = transport setting, else {}..{}, the transports' largest inline size)\n",
+                "`{}' invalid for parameter `{}' (0 = transport setting, else {}..{})\n",
                 bytes,
                 p.name,
                 SIZE_MIN,
                 SIZE_MAX
             );
-            result = Err(EINVAL);
+            result = Err(ERANGE);
         }
     }
     for p in BOOL_PARAMS {

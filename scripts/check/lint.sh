@@ -128,10 +128,14 @@ selftests_listed() {
 
 # UNKNOWN_COMMIT_ID: the test kernel's git history is one commit (the
 # Debian source), so the Fixes: tags of the stock fixes name commits it
-# cannot know; their form is still checked.
+# cannot know; their form is still checked. MISSING_SIGN_OFF: the patches
+# carry "Assisted-by: LLM" and no Signed-off-by, as the kernel's
+# Documentation/process/coding-assistants.rst asks (an AI agent must not
+# add one); the submitter's is added by scripts/kernel/upstream-series.sh,
+# which runs checkpatch again on the mail with it.
 run_checkpatch() {
 	(cd "$kdir" && scripts/checkpatch.pl --strict --no-tree -q \
-		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$1")
+		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID,MISSING_SIGN_OFF "$1")
 }
 
 if [ ${#patches[@]} -eq 0 ]; then

@@ -287,7 +287,7 @@ EOF
 		GIT_COMMITTER_NAME="rpcrdma_cm developers" GIT_COMMITTER_EMAIL="rpcrdma-cm@example.org" \
 		GIT_AUTHOR_DATE="$date" GIT_COMMITTER_DATE="$date" \
 		git -C "$tree" commit-tree "$(git -C "$tree" write-tree)" -p "$parent" \
-		-F <(cat "$work/msg"; echo; echo "Signed-off-by: rpcrdma_cm developers <rpcrdma-cm@example.org>"))
+		-F <(cat "$work/msg"; echo; echo "Assisted-by: LLM"))
 	unset GIT_INDEX_FILE
 	[ -z "$existing" ] || rm -f "$existing"
 	local n

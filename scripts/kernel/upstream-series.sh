@@ -9,14 +9,17 @@
 # ('make kernel KBASE=<base>'; every commit is checked against
 # patches/<base>/ by patch id), into build/upstream/<base>/<set>/:
 #
-#  - identity: each commit's author and Signed-off-by become the
-#    submitter's git identity (git var GIT_AUTHOR_IDENT: user.name and
-#    user.email, or GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL). A placeholder (an
+#  - identity: each commit's author becomes the submitter's git identity
+#    (git var GIT_AUTHOR_IDENT: user.name and user.email, or
+#    GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), and the submitter's Signed-off-by
+#    follows the patch's "Assisted-by: LLM" (the patches carry no
+#    Signed-off-by: an AI agent must not add one, the kernel's
+#    Documentation/process/coding-assistants.rst). A placeholder (an
 #    address at example.*, *.example, *.invalid, localhost or noreply, or
 #    the series' own "rpcrdma_cm developers") is refused: the Developer's
 #    Certificate of Origin is a person's. --preview writes the series with
-#    the identity the repository has, for reading only: every subject says
-#    PREVIEW and the report says it is not mail.
+#    the identity the repository has and no Signed-off-by, for reading
+#    only: every subject says PREVIEW and the report says it is not mail.
 #  - sets: patches/upstream/sets-<base> cuts the series into the sets that
 #    go to different maintainers, each with its subject prefix and, when it
 #    has more than one patch, a cover letter from
@@ -218,10 +221,10 @@ for base in "${bases[@]}"; do
 	new=()
 	maintainers_at=
 	for c in "${commits[@]}"; do
-		"${G[@]}" log -1 --format=%B "$c" |
-			SOB="Signed-off-by: $ident_name <$ident_email>" \
-				awk '/^Signed-off-by: rpcrdma_cm developers <[^>]*>$/ { print ENVIRON["SOB"]; next } { print }' >"$work/msg"
-		grep -qxF "Signed-off-by: $ident_name <$ident_email>" "$work/msg" ||
+		"${G[@]}" log -1 --format=%B "$c" >"$work/msg"
+		# The submitter certifies the DCO after the AI's attribution; a
+		# preview is no one's and has none.
+		[ $preview = 1 ] || grep -qxF "Signed-off-by: $ident_name <$ident_email>" "$work/msg" ||
 			git interpret-trailers --in-place --trailer "Signed-off-by: $ident_name <$ident_email>" "$work/msg"
 		tree=$("${G[@]}" rev-parse "$c^{tree}")
 		# The Rust entry in MAINTAINERS gets its people here.
@@ -338,8 +341,12 @@ commit $id upstream.\\
 					say "  stable: waits for its mainline commit id (STABLE_UPSTREAM_IDS)"
 				fi
 			fi
+			# A preview has no Signed-off-by (no one's to add): only
+			# then is its absence let pass.
+			ignore=FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID
+			[ $preview = 0 ] || ignore=$ignore,MISSING_SIGN_OFF
 			if out=$(cd "$kdir" && perl scripts/checkpatch.pl --strict --no-tree -q \
-				--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p" 2>&1); then
+				--ignore "$ignore" "$p" 2>&1); then
 				say "  checkpatch --strict: clean"
 			else
 				bad "checkpatch --strict: $(echo "$out" | head -3 | tr '\n' ' ')"

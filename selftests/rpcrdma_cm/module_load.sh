@@ -255,11 +255,20 @@ ktap_test_result "insmod with parameters; bad value refused at load" insmod_with
 # names the value and the parameter (the module's message on 7.3, the
 # kernel's for a refused parameter on 6.12 and the distribution build).
 insmod_above_ceiling() {
+	local rc=0
 	kmsg_mark insmod_above_ceiling
-	! insmod "$RPCRDMA_CM_KO" responder_send_size=65537 2>/dev/null &&
-		[ ! -d /sys/module/rpcrdma_cm ] &&
-		kernel_log_since insmod_above_ceiling | grep -q "65537' invalid for parameter .responder_send_size'"
+	if insmod "$RPCRDMA_CM_KO" responder_send_size=65537 2>/dev/null; then
+		ktap_print_msg "responder_send_size=65537 was accepted at load"
+		rmmod rpcrdma_cm
+		return 1
+	fi
+	[ ! -d /sys/module/rpcrdma_cm ] &&
+		kernel_log_since insmod_above_ceiling | grep -q "65537' invalid for parameter .responder_send_size'" || rc=1
+	# The ceiling itself is taken.
+	insmod "$RPCRDMA_CM_KO" responder_send_size=65536 &&
+		[ "$(cat $P/responder_send_size)" = 65536 ] && rmmod rpcrdma_cm || rc=1
+	return $rc
 }
-ktap_test_result "a size above 65536 refused at load, named in the kernel log" insmod_above_ceiling
+ktap_test_result "a size above 65536 refused at load, named in the kernel log; 65536 taken" insmod_above_ceiling
 
 ktap_finished

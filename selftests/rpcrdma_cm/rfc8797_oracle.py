@@ -182,8 +182,10 @@ CLIENT_INLINE_WRITE = 4096
 CLIENT_INLINE_READ = 4096
 # Server: svcrdma's /proc/sys/sunrpc/svc_rdma/max_req_size, 4096 (6.12.md).
 SERVER_MAX_REQ_SIZE = 4096
-# What xprtrdma and svcrdma can allocate (admin, Parameters: 65536 today).
-TRANSPORT_CEILING = 65536
+# The module's size parameters other than 0 (admin, Parameters:
+# "Otherwise 1024..65536").
+PARAM_MIN = 1024
+PARAM_MAX = 65536
 # Both soft devices can post Send With Invalidate (both have
 # IB_DEVICE_MEM_MGT_EXTENSIONS; testing: the two-guest test sees opcodes
 # 22/23 on rxe); stock svcrdma drops Remote Invalidation without it (6.12.md).
@@ -231,7 +233,7 @@ def parse_spec(spec, role):
                 size = int(val, 10)
             except ValueError:
                 raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {key}={val}: not a number") from None
-            if size != 0 and not 1024 <= size <= TRANSPORT_CEILING:
+            if size != 0 and not PARAM_MIN <= size <= PARAM_MAX:
                 # admin: "Otherwise 1024..65536; other values are refused
                 # (-ERANGE)"; at load that makes the load fail.
                 raise SystemExit(f"rfc8797_oracle: {role} {spec!r}: {key}={val}: the module refuses it (-ERANGE)")
