@@ -41,9 +41,9 @@ mod cm_private;
 // A kernel whose Rust crate lacks `sunrpc::rdma_cm` (a distribution's, built
 // without the series) gets the abstraction compiled into this module, from
 // the same source file (scripts/distro/): it names `crate::bindings`,
-// `crate::error` and `crate::prelude`, which are then these.
+// `crate::error`, `crate::prelude` and `crate::types`, which are then these.
 #[cfg(rpcrdma_cm_abstraction_in_module)]
-use kernel::{error, prelude};
+use kernel::{error, prelude, types};
 
 #[cfg(rpcrdma_cm_abstraction_in_module)]
 #[path = "hook_bindings.rs"]

@@ -129,7 +129,7 @@ selftests_listed() {
 # UNKNOWN_COMMIT_ID: the test kernel's git history is one commit (the
 # Debian source), so the Fixes: tags of the stock fixes name commits it
 # cannot know; their form is still checked. MISSING_SIGN_OFF: the patches
-# carry "Assisted-by: LLM" and no Signed-off-by, as the kernel's
+# carry an Assisted-by: trailer and no Signed-off-by, as the kernel's
 # Documentation/process/coding-assistants.rst asks (an AI agent must not
 # add one); the submitter's is added by scripts/kernel/upstream-series.sh,
 # which runs checkpatch again on the mail with it.

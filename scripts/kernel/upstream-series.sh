@@ -12,7 +12,7 @@
 #  - identity: each commit's author becomes the submitter's git identity
 #    (git var GIT_AUTHOR_IDENT: user.name and user.email, or
 #    GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL), and the submitter's Signed-off-by
-#    follows the patch's "Assisted-by: LLM" (the patches carry no
+#    follows the patch's Assisted-by: trailer (the patches carry no
 #    Signed-off-by: an AI agent must not add one, the kernel's
 #    Documentation/process/coding-assistants.rst). A placeholder (an
 #    address at example.*, *.example, *.invalid, localhost or noreply, or
