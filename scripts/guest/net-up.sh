@@ -21,4 +21,6 @@ for _ in $(seq 20); do
 done
 [ -n "$nic" ] || { echo "net-up: no NIC after loading virtio_net" >&2; exit 1; }
 ip link set "$nic" up
-busybox udhcpc -i "$nic" -n -q -f -s "$1" >/dev/null
+# Patient: three tries three seconds apart (udhcpc's default) can miss a
+# loaded TCG guest's DHCP (selftests/rpcrdma_cm/lib.sh, dhcp_again).
+busybox udhcpc -i "$nic" -n -q -f -t 8 -T 4 -s "$1" >/dev/null
