@@ -6,8 +6,9 @@
 //! The kernel's own atomics (`kernel::sync::atomic`, the LKMM's, which that
 //! module's documentation asks kernel Rust code to use rather than Rust's),
 //! where the kernel crate has them; Rust's `core::sync::atomic` where it has
-//! none (an older kernel crate, out of tree). Both relaxed: a reader may see one counter of
-//! a set updated and the next not yet, which is all a statistic needs.
+//! none (an older kernel crate, out of tree). Both relaxed: a reader may see
+//! one counter of a set updated and the next not yet, which is all a
+//! statistic needs.
 
 #[cfg(not(rpcrdma_cm_lkmm_atomics))]
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -30,9 +30,9 @@ const SIZE_MIN: u32 = 1024;
 /// The largest size parameter: the most either transport allocates for an
 /// inline message (xprtrdma's `RPCRDMA_MAX_INLINE`, svcrdma's
 /// `RPCRDMA_MAX_INLINE_THRESH`, both 64 KiB), so that a parameter takes
-/// effect as given. RFC 8797's format carries up to 256 KiB;
-/// a value above this would be capped at each connection, so it is refused
-/// instead. The transport's `ceiling` still caps each connection.
+/// effect as given. RFC 8797's format carries up to 256 KiB; a value above
+/// this would be capped at each connection, so it is refused instead. The
+/// transport's `ceiling` still caps each connection.
 const SIZE_MAX: u32 = 64 * 1024;
 
 /// A parameter: what was given at load and the value in effect.

@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kernel::debugfs files held open across rmmod (7.3 kernel crate; the first three
-# patches of the 7.3 series). debugfs_kinds.ko (test_modules/, built by
-# scripts/guest/selftests.sh, passed as DEBUGFS_KINDS_KO) has one file of each of
-# the six kinds. Each reads and writes what the module holds; then, with
-# one of them open, rmmod succeeds, the open file's reads and writes fail
-# with EIO (the file is gone), and closing it runs no code of the
-# unloaded module: no report in the kernel log. Each kind is held open
-# alone. On stock 7.3 each close oopses in full_proxy_release. Skips on a
-# kernel whose Rust crate has no debugfs (6.12); on 7.3 a missing
-# debugfs_kinds.ko fails.
+# kernel::debugfs files held open across rmmod (7.3 kernel crate; the
+# first three patches of the 7.3 series). debugfs_kinds.ko (test_modules/,
+# built by scripts/guest/selftests.sh, passed as DEBUGFS_KINDS_KO) has one
+# file of each of the six kinds. Each reads and writes what the module
+# holds; then, with one of them open, rmmod succeeds, the open file's
+# reads and writes fail with EIO (the file is gone), and closing it runs
+# no code of the unloaded module: no report in the kernel log. Each kind
+# is held open alone. On stock 7.3 each close oopses in
+# full_proxy_release. Skips on a kernel whose Rust crate has no debugfs
+# (6.12); on 7.3 a missing debugfs_kinds.ko fails.
 
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=lib.sh
